@@ -1,0 +1,153 @@
+"""Anthropic's Messages API through the official `anthropic` SDK."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import io
+import os
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from PIL import Image
+
+from models.base import LoopLocal, redact
+from models.types import (
+    GenerateConfig,
+    ImagePart,
+    Message,
+    Output,
+    ProviderError,
+    TextPart,
+    Unavailable,
+    Usage,
+)
+
+ANTHROPIC_DEFAULT_URL = "https://api.anthropic.com"
+MAX_BASE64_BYTES = 5 * 1024 * 1024  # the API's limit per image, counted on the base64 text
+MAX_SIDE = 8000  # the API's limit per image side
+MAX_SIDE_MANY_IMAGES = 2000  # the API's limit per side when a request holds more than 20 images
+
+
+class AnthropicBackend:
+    def __init__(
+        self,
+        model_id: str,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        default_concurrency: int = 4,
+    ):
+        self.model_id = model_id
+        self.model = model
+        self.base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or ANTHROPIC_DEFAULT_URL
+        self.endpoint = self.base_url.rstrip("/")
+        self._api_key = api_key
+        self.default_concurrency = default_concurrency
+        self._clients: LoopLocal[Any] = LoopLocal(self._new_client)
+
+    def _key(self) -> str | None:
+        return self._api_key or os.environ.get("ANTHROPIC_API_KEY")
+
+    def check(self) -> None:
+        try:
+            import anthropic  # noqa: F401
+        except ImportError as exc:
+            raise Unavailable("the anthropic package is not installed: pip install anthropic") from exc
+        if not self._key():
+            raise Unavailable("set ANTHROPIC_API_KEY (or paste a key for this session)")
+
+    def _new_client(self):
+        import anthropic
+
+        return anthropic.AsyncAnthropic(api_key=self._key(), base_url=self.base_url)
+
+    async def generate(
+        self,
+        messages: Sequence[Message],
+        config: GenerateConfig,
+        answer_space: Sequence[str] | None = None,
+    ) -> Output:
+        import anthropic
+
+        self.check()
+        client = self._clients.get()
+        image_count = sum(len(m.images) for m in messages)
+        max_side = MAX_SIDE_MANY_IMAGES if image_count > 20 else MAX_SIDE
+        system_text = "\n\n".join(m.text for m in messages if m.role == "system")
+        # Encoding images is CPU work: off the event loop, so other requests keep flowing.
+        encoded = await asyncio.to_thread(lambda: [_to_anthropic(m, max_side) for m in messages if m.role != "system"])
+        request: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": config.max_tokens,
+            "messages": encoded,
+        }
+        # No temperature: API version 2026-10-21 (sent by SDK 2.x) rejects sampling parameters,
+        # so Claude runs at its own defaults whatever GenerateConfig says.
+        if system_text:
+            request["system"] = system_text
+        started = time.perf_counter()
+        try:
+            response = await client.with_options(
+                timeout=config.timeout, max_retries=config.max_retries
+            ).messages.create(**request)
+        except anthropic.APIError as exc:
+            raise ProviderError(redact(f"{self.model_id}: {type(exc).__name__}: {exc}", [self._key() or ""])) from None
+        latency = time.perf_counter() - started
+        text = "".join(block.text for block in response.content if getattr(block, "type", "") == "text")
+        if not text and response.stop_reason != "refusal":
+            raise ProviderError(f"{self.model_id}: the reply had no text (stop_reason {response.stop_reason})")
+        return Output(
+            text=text,
+            latency=latency,
+            usage=Usage(response.usage.input_tokens, response.usage.output_tokens),
+            raw={"id": response.id, "stop_reason": response.stop_reason},
+        )
+
+
+def _to_anthropic(message: Message, max_side: int) -> dict[str, Any]:
+    content: list[dict[str, Any]] = []
+    for part in message.parts:
+        if isinstance(part, TextPart):
+            content.append({"type": "text", "text": part.text})
+        elif isinstance(part, ImagePart):
+            media_type, data = encode_within_limits(part, max_side)
+            content.append({"type": "image", "source": {"type": "base64", "media_type": media_type, "data": data}})
+    return {"role": message.role, "content": content}
+
+
+def encode_within_limits(part: ImagePart, max_side: int = MAX_SIDE) -> tuple[str, str]:
+    """PNG when it fits; otherwise shrink to the side limit, then JPEG, then smaller JPEGs."""
+    image = part.rgb
+    if max(image.size) <= max_side:
+        data = base64.b64encode(part.png_bytes).decode("ascii")
+        if len(data) <= MAX_BASE64_BYTES:
+            return "image/png", data
+    image = _fit(image, max_side)
+    data = _b64(image, "PNG")
+    if len(data) <= MAX_BASE64_BYTES:
+        return "image/png", data
+    while True:
+        data = _b64(image, "JPEG")
+        if len(data) <= MAX_BASE64_BYTES:
+            return "image/jpeg", data
+        image = image.resize((max(1, image.width * 3 // 4), max(1, image.height * 3 // 4)), Image.Resampling.LANCZOS)
+
+
+def _fit(image: Image.Image, max_side: int) -> Image.Image:
+    if max(image.size) <= max_side:
+        return image
+    scale = max_side / max(image.size)
+    size = (max(1, round(image.width * scale)), max(1, round(image.height * scale)))
+    return image.resize(size, Image.Resampling.LANCZOS)
+
+
+def _b64(image: Image.Image, fmt: str) -> str:
+    buffer = io.BytesIO()
+    if fmt == "JPEG":
+        image.save(buffer, format="JPEG", quality=90)
+    else:
+        image.save(buffer, format="PNG", compress_level=6)
+    return base64.b64encode(buffer.getvalue()).decode("ascii")

@@ -1,0 +1,63 @@
+"""What every backend offers, and the few helpers they share."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import weakref
+from collections.abc import Callable, Sequence
+from typing import Generic, Protocol, TypeVar, runtime_checkable
+
+from models.types import GenerateConfig, Message, Output
+
+
+@runtime_checkable
+class Backend(Protocol):
+    model_id: str  # "provider/model", as users type it
+    endpoint: str  # where requests go; part of the cache key, never holds a secret
+    default_concurrency: int  # requests in flight at once unless the user says otherwise
+
+    def check(self) -> None:
+        """Raise `Unavailable` (with what to do) if this model cannot run here. Sends nothing."""
+
+    async def generate(
+        self,
+        messages: Sequence[Message],
+        config: GenerateConfig,
+        answer_space: Sequence[str] | None = None,
+    ) -> Output:
+        """One reply. `answer_space` lists well-formed answers; only offline baselines use it.
+
+        Raises `BackendError` (typed) when no reply could be had; never returns placeholder text.
+        """
+
+
+T = TypeVar("T")
+
+_KEY_SHAPES = re.compile(r"\b(sk|pk|key|hf|sess)[-_][A-Za-z0-9_\-]{6,}|\bsk-ant-[A-Za-z0-9_\-]{6,}")
+_KEY_ENV_NAMES = re.compile(r"(API_KEY|_TOKEN|_SECRET)$")
+
+
+def redact(text: str, extra_secrets: Sequence[str] = ()) -> str:
+    """Remove anything that looks like a credential before text reaches a user, log or store."""
+    secrets = [v for k, v in os.environ.items() if _KEY_ENV_NAMES.search(k) and len(v) >= 6]
+    for secret in sorted({*secrets, *(s for s in extra_secrets if s and len(s) >= 6)}, key=len, reverse=True):
+        text = text.replace(secret, "[redacted]")
+    return _KEY_SHAPES.sub("[redacted]", text)
+
+
+class LoopLocal(Generic[T]):
+    """One SDK client per event loop: async HTTP clients must not cross loops (the CLI and the
+    Gradio server each run their own)."""
+
+    def __init__(self, factory: Callable[[], T]):
+        self._factory = factory
+        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, T] = weakref.WeakKeyDictionary()
+
+    def get(self) -> T:
+        loop = asyncio.get_running_loop()
+        client = self._clients.get(loop)
+        if client is None:
+            client = self._clients[loop] = self._factory()
+        return client

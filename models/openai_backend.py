@@ -1,0 +1,130 @@
+"""OpenAI's API and every OpenAI-compatible server (vLLM, Ollama, LM Studio, TGI, Gemini's
+compatible endpoint) through the official `openai` SDK and a `base_url`."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import os
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from models.base import LoopLocal, redact
+from models.types import (
+    GenerateConfig,
+    ImagePart,
+    Message,
+    Output,
+    ProviderError,
+    TextPart,
+    Unavailable,
+    Usage,
+)
+
+OPENAI_DEFAULT_URL = "https://api.openai.com/v1"
+
+
+class OpenAIBackend:
+    def __init__(
+        self,
+        model_id: str,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key_env: str | None = "OPENAI_API_KEY",
+        api_key: str | None = None,
+        official_api: bool = True,
+        default_concurrency: int = 8,
+    ):
+        """`official_api` False means a compatible server: it gets `max_tokens` (which vLLM,
+        Ollama and TGI all read) instead of OpenAI's newer `max_completion_tokens`, and a
+        placeholder key when it needs none (the SDK refuses to start without one)."""
+        self.model_id = model_id
+        self.model = model
+        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_DEFAULT_URL
+        self.endpoint = self.base_url.rstrip("/")
+        self.api_key_env = api_key_env
+        self._api_key = api_key
+        self.official_api = official_api
+        self.default_concurrency = default_concurrency
+        self._clients: LoopLocal[Any] = LoopLocal(self._new_client)
+
+    def _key(self) -> str | None:
+        if self._api_key:
+            return self._api_key
+        return os.environ.get(self.api_key_env) if self.api_key_env else None
+
+    def check(self) -> None:
+        try:
+            import openai  # noqa: F401
+        except ImportError as exc:
+            raise Unavailable("the openai package is not installed: pip install openai") from exc
+        if self.api_key_env and not self._key():
+            raise Unavailable(f"set {self.api_key_env} (or paste a key for this session)")
+
+    def _new_client(self):
+        import openai
+
+        return openai.AsyncOpenAI(api_key=self._key() or "not-needed", base_url=self.base_url)
+
+    async def generate(
+        self,
+        messages: Sequence[Message],
+        config: GenerateConfig,
+        answer_space: Sequence[str] | None = None,
+    ) -> Output:
+        import openai
+
+        self.check()
+        client = self._clients.get()
+        # Encoding images is CPU work: off the event loop, so other requests keep flowing.
+        encoded = await asyncio.to_thread(lambda: [_to_openai(m) for m in messages])
+        request: dict[str, Any] = {
+            "model": self.model,
+            "messages": encoded,
+            "temperature": config.temperature,
+        }
+        request["max_completion_tokens" if self.official_api else "max_tokens"] = config.max_tokens
+        if config.seed is not None:
+            request["seed"] = config.seed
+        started = time.perf_counter()
+        try:
+            response = await client.with_options(
+                timeout=config.timeout, max_retries=config.max_retries
+            ).chat.completions.create(**request)
+        except openai.APIError as exc:
+            raise ProviderError(redact(f"{self.model_id}: {type(exc).__name__}: {exc}", [self._key() or ""])) from None
+        latency = time.perf_counter() - started
+        if not response.choices:
+            raise ProviderError(f"{self.model_id}: the server sent a reply without choices")
+        message = response.choices[0].message
+        text = message.content
+        if text is None:
+            # A model's own refusal arrives in `refusal`; it is the model speaking, so it is the
+            # reply (graded as refused). No content at all is a provider fault.
+            text = getattr(message, "refusal", None)
+            if text is None:
+                raise ProviderError(f"{self.model_id}: the reply had no text content")
+        usage = response.usage
+        return Output(
+            text=text,
+            latency=latency,
+            usage=Usage(usage.prompt_tokens, usage.completion_tokens) if usage else Usage(),
+            raw={"id": response.id, "finish_reason": response.choices[0].finish_reason},
+        )
+
+
+def _to_openai(message: Message) -> dict[str, Any]:
+    if message.role != "user":
+        return {"role": message.role, "content": message.text}
+    content: list[dict[str, Any]] = []
+    for part in message.parts:
+        if isinstance(part, TextPart):
+            content.append({"type": "text", "text": part.text})
+        elif isinstance(part, ImagePart):
+            data = base64.b64encode(part.png_bytes).decode("ascii")
+            content.append(
+                {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{data}", "detail": part.detail}}
+            )
+    return {"role": "user", "content": content}

@@ -1,0 +1,209 @@
+"""`custom:PATH`: a user's own folder of questions, probed like any benchmark.
+
+The folder holds `items.jsonl`, one JSON object per line, and the image files it names:
+
+    {"id": "q1", "image": "cat.png", "question": "What animal is this?",
+     "options": ["dog", "cat", "cow"], "answer": "cat", "category": "animals"}
+
+- `image` (one file) or `images` (a list), paths relative to the folder;
+- `options` (optional): multiple choice, asked as `a. dog` lines; `answer` is the option's text
+  or its letter;
+- without options, the answer's shape sets how replies are read: "yes"/"no" -> yes/no, a whole
+  number -> number, [rows, cols] -> pair, anything else -> short text compared after
+  normalisation. A `kind` field (number, yes/no, letter, pair, text) overrides the guess;
+- `category` (optional) becomes a scoreboard group.
+
+An `examples.jsonl` in the same shape, if present, is the few-shot pool. baseline/chance guesses
+uniformly among the options or, for short answers, among the distinct answers in the folder.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from probes.imageio import ImageRejected, check_image_file, load_image
+from probes.registry import BenchmarkError
+from probes.types import AnswerKind, Benchmark, ImageSource, Item, option_labels
+
+MAX_LINE_CHARS = 200_000
+MAX_ERRORS_SHOWN = 10
+_KINDS = {k.value: k for k in AnswerKind if k not in (AnswerKind.CHOICE, AnswerKind.WORDS)}
+
+
+class FolderError(BenchmarkError):
+    """The folder's files are not in the expected shape; the message names file and line."""
+
+
+class CustomFolder(Benchmark):
+    title = "Your own folder"
+    source = "user data"
+
+    def __init__(self, folder: str):
+        super().__init__()
+        self.folder = Path(folder).expanduser()
+        self.id = f"custom:{folder}"
+        if not (self.folder / "items.jsonl").is_file():
+            raise FolderError(f"{self.folder}: no items.jsonl here (see `python -m probes list` for the format)")
+
+    def load_items(self) -> list[Item]:
+        return self._read("items.jsonl")
+
+    def load_examples(self) -> list[Item]:
+        if not (self.folder / "examples.jsonl").is_file():
+            return []
+        return self._read("examples.jsonl")
+
+    def select_examples(self, item: Item, k: int) -> list[Item]:
+        if k and not self.examples():
+            raise FolderError(f"{self.folder}: few-shot needs an examples.jsonl (same format as items.jsonl)")
+        return super().select_examples(item, k)
+
+    def _read(self, name: str) -> list[Item]:
+        path = self.folder / name
+        errors: list[str] = []
+        records: list[tuple[int, dict[str, Any]]] = []
+        try:
+            lines = path.read_bytes().split(b"\n")
+        except OSError as exc:
+            raise FolderError(f"{path}: cannot be read ({exc.strerror})") from None
+        for number, raw in enumerate(lines, start=1):
+            try:
+                line = raw.decode("utf-8").strip()
+            except UnicodeDecodeError:
+                errors.append(f"{name} line {number}: not valid UTF-8")
+                continue
+            if not line:
+                continue
+            if len(line) > MAX_LINE_CHARS:
+                errors.append(f"{name} line {number}: {len(line):,} characters is over the {MAX_LINE_CHARS:,} limit")
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                errors.append(f"{name} line {number}: not valid JSON ({exc.msg} at column {exc.colno})")
+                continue
+            if not isinstance(record, dict):
+                errors.append(f"{name} line {number}: expected a JSON object, got {type(record).__name__}")
+                continue
+            records.append((number, record))
+        seen: set[str] = set()
+        items: list[Item] = []
+        distinct_answers: dict[str, None] = {}
+        for number, record in records:
+            try:
+                item = self._item(record)
+            except FolderError as exc:
+                errors.append(f"{name} line {number}: {exc}")
+                continue
+            if item.id in seen:
+                errors.append(f"{name} line {number}: id {item.id!r} appears twice")
+                continue
+            seen.add(item.id)
+            items.append(item)
+            if not item.options:
+                distinct_answers.setdefault(item.target_text())
+        if errors:
+            shown = "\n  ".join(errors[:MAX_ERRORS_SHOWN])
+            more = f"\n  ... and {len(errors) - MAX_ERRORS_SHOWN} more" if len(errors) > MAX_ERRORS_SHOWN else ""
+            raise FolderError(f"{self.folder}: {len(errors)} problem(s):\n  {shown}{more}")
+        if not items:
+            raise FolderError(f"{path}: no items")
+        space = tuple(sorted(distinct_answers))
+        return [item if item.options or item.answer_space else item.with_changes(answer_space=space) for item in items]
+
+    def _item(self, record: Mapping[str, Any]) -> Item:
+        item_id = record.get("id")
+        if not isinstance(item_id, (str, int)) or isinstance(item_id, bool) or str(item_id) == "":
+            raise FolderError("`id` must be a non-empty string or number")
+        question = record.get("question")
+        if not isinstance(question, str) or not question.strip():
+            raise FolderError("`question` must be a non-empty string")
+        images = self._images(record)
+        options = record.get("options")
+        category = record.get("category")
+        groups = {"category": str(category)} if category not in (None, "") else {}
+        common = dict(benchmark=self.id, id=str(item_id), question=question, images=images, groups=groups)
+        if "answer" not in record:
+            raise FolderError("`answer` is missing")
+        answer = record["answer"]
+        if options is not None:
+            if not isinstance(options, list) or len(options) < 2 or not all(isinstance(o, str) and o for o in options):
+                raise FolderError("`options` must be a list of at least two non-empty strings")
+            if len(options) > 26:
+                raise FolderError("`options` can hold at most 26 choices")
+            return Item(kind=AnswerKind.CHOICE, options=tuple(options), target=_option_index(answer, options), **common)
+        kind, target = _short_answer(answer, record.get("kind"))
+        return Item(kind=kind, target=target, **common)
+
+    def _images(self, record: Mapping[str, Any]) -> tuple[ImageSource, ...]:
+        if "image" in record and "images" in record:
+            raise FolderError("give `image` or `images`, not both")
+        names = [record["image"]] if "image" in record else record.get("images")
+        if not isinstance(names, list) or not names or not all(isinstance(n, str) and n for n in names):
+            raise FolderError("`image` must be a file name, or `images` a list of file names")
+        sources = []
+        root = self.folder.resolve()
+        for name in names:
+            path = (self.folder / name).resolve()
+            if not path.is_relative_to(root):
+                raise FolderError(f"image {name!r} is outside the folder")
+            if not path.is_file():
+                raise FolderError(f"image {name!r} not found in {self.folder}")
+            try:
+                check_image_file(path)
+            except ImageRejected as exc:
+                raise FolderError(f"image {exc}") from None
+            sources.append(ImageSource(str(path), lambda p=path: load_image(p)))
+        return tuple(sources)
+
+
+def _option_index(answer: Any, options: Sequence[str]) -> int:
+    if isinstance(answer, str):
+        if answer in options:
+            return options.index(answer)
+        stripped = answer.strip().lower().rstrip(".)")
+        labels = option_labels(len(options))
+        if stripped in labels:
+            return labels.index(stripped)
+        folded = [o.strip().casefold() for o in options]
+        if answer.strip().casefold() in folded:
+            return folded.index(answer.strip().casefold())
+    raise FolderError(f"answer {answer!r} is not one of the options (give the option's text or its letter)")
+
+
+def _short_answer(answer: Any, kind_name: Any) -> tuple[AnswerKind, Any]:
+    if kind_name is not None:
+        if kind_name not in _KINDS:
+            raise FolderError(f"`kind` must be one of {', '.join(_KINDS)}; got {kind_name!r}")
+        kind = _KINDS[kind_name]
+    elif isinstance(answer, bool) or (isinstance(answer, str) and answer.strip().lower() in ("yes", "no")):
+        kind = AnswerKind.YES_NO
+    elif isinstance(answer, int) or (isinstance(answer, str) and answer.strip().isdigit()):
+        kind = AnswerKind.NUMBER
+    elif isinstance(answer, list) and len(answer) == 2:
+        kind = AnswerKind.PAIR
+    else:
+        kind = AnswerKind.TEXT
+    try:
+        if kind is AnswerKind.YES_NO:
+            value = answer if isinstance(answer, bool) else {"yes": True, "no": False}[str(answer).strip().lower()]
+            return kind, "yes" if value else "no"
+        if kind is AnswerKind.NUMBER:
+            if isinstance(answer, bool):
+                raise ValueError
+            return kind, int(str(answer).strip())
+        if kind is AnswerKind.PAIR:
+            rows, columns = (int(v) for v in answer)
+            return kind, (rows, columns)
+        if kind is AnswerKind.LETTER:
+            if not (isinstance(answer, str) and len(answer.strip()) == 1):
+                raise ValueError
+            return kind, answer.strip()
+    except (ValueError, TypeError, KeyError):
+        raise FolderError(f"answer {answer!r} does not fit kind {kind.value}") from None
+    if not isinstance(answer, (str, int, float)) or not str(answer).strip():
+        raise FolderError(f"answer {answer!r} must be a non-empty string")
+    return kind, str(answer).strip()

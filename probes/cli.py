@@ -1,0 +1,246 @@
+"""`python -m probes ...`: list, models, generate, run, report.
+
+User mistakes (unknown ids, missing keys, malformed folders) print one clear message and exit
+with status 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import csv
+import io
+import json
+import random
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from models import registry as model_registry
+from models.types import BackendError, GenerateConfig
+from probes import perturb
+from probes.imageio import ImageRejected
+from probes.progress import ProgressBar
+from probes.registry import BenchmarkError, benchmark_ids, get_benchmark
+from probes.runner import RunError, RunPlan, run
+from probes.scoring import Row, aggregate
+from probes.store import Store, default_path
+from probes.types import Item, Mode
+
+CUSTOM_HELP = (
+    "custom:PATH  your own folder: items.jsonl (id, image or images, question, options optional,\n"
+    "             answer, category optional) beside the image files; examples.jsonl for few-shot"
+)
+
+
+class UsageError(Exception):
+    """A mistake in what the user asked; printed without a traceback."""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.handler(args)
+    except (UsageError, BenchmarkError, BackendError, RunError, ImageRejected, perturb.PerturbationError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m probes", description="Probe how vision-language models perceive.")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    listing = commands.add_parser("list", help="benchmark ids with item counts")
+    listing.set_defaults(handler=cmd_list)
+
+    models = commands.add_parser("models", help="model ids, available or why not")
+    models.add_argument("--models-file", help="TOML file of OpenAI-compatible endpoints (default: $PROBE_MODELS)")
+    models.set_defaults(handler=cmd_models)
+
+    generate = commands.add_parser("generate", help="write a benchmark's items as images + metadata.jsonl")
+    generate.add_argument("benchmark")
+    generate.add_argument("--n", type=int, required=True, help="how many items")
+    generate.add_argument("--seed", type=int, default=0)
+    generate.add_argument("--out", required=True, help="output folder (Hugging Face imagefolder layout)")
+    generate.add_argument("--param", action="append", default=[], metavar="NAME=V1,V2", help="fix or sweep a parameter")
+    generate.set_defaults(handler=cmd_generate)
+
+    runner = commands.add_parser("run", help="ask models a benchmark's items and grade the replies")
+    runner.add_argument("benchmark")
+    runner.add_argument("--model", action="append", required=True, help="provider/model; repeat for several")
+    runner.add_argument("--shots", type=int, default=0, help="few-shot examples before each item (0 or e.g. 4)")
+    runner.add_argument("--cot", action="store_true", help="ask for reasoning, then a final answer line")
+    runner.add_argument("--perturb", default="none", help=f"one of {', '.join(perturb.FIXED)}, rotate-options-K")
+    runner.add_argument("--limit", type=int, help="run N items, sampled with --seed")
+    runner.add_argument("--seed", type=int, default=0, help="item sample and sampling seed (default 0)")
+    runner.add_argument("--data", help="local copy of the benchmark's data, where it reads one")
+    runner.add_argument("--param", action="append", default=[], metavar="NAME=V1,V2", help="fix or sweep a parameter")
+    runner.add_argument("--store", help=f"results database (default {default_path()})")
+    runner.add_argument("--concurrency", type=int, help="requests in flight per model (default: provider's)")
+    runner.add_argument("--max-tokens", type=int, default=None, help="reply length limit (default 512, 2048 with --cot)")
+    runner.add_argument("--temperature", type=float, default=0.0)
+    runner.add_argument("--models-file", help="TOML file of OpenAI-compatible endpoints (default: $PROBE_MODELS)")
+    runner.set_defaults(handler=cmd_run)
+
+    report = commands.add_parser("report", help="accuracy tables from the results store")
+    report.add_argument("--store", help=f"results database (default {default_path()})")
+    report.add_argument("--benchmark")
+    report.add_argument("--model")
+    report.add_argument("--mode")
+    report.add_argument("--perturbation")
+    report.add_argument("--by", action="append", default=[], metavar="GROUP", help="also break down by this group")
+    report.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    report.set_defaults(handler=cmd_report)
+    return parser
+
+
+# --- commands ---------------------------------------------------------------------------
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    rows = []
+    for benchmark_id in benchmark_ids():
+        benchmark = get_benchmark(benchmark_id)
+        rows.append((benchmark_id, benchmark.size_note(), benchmark.title))
+    width = max(len(r[0]) for r in rows)
+    size_width = max(len(r[1]) for r in rows)
+    for benchmark_id, size, title in rows:
+        print(f"{benchmark_id:<{width}}  {size:<{size_width}}  {title}")
+    print(CUSTOM_HELP)
+    return 0
+
+
+def cmd_models(args: argparse.Namespace) -> int:
+    endpoints = model_registry.load_endpoints(args.models_file)
+    infos = model_registry.catalogue(endpoints)
+    width = max(len(i.id) for i in infos)
+    for info in infos:
+        state = "available" if info.available else "unavailable"
+        print(f"{info.id:<{width}}  {state:<11}  {info.reason}".rstrip())
+    print("Any provider/model id works with run: openai/NAME, anthropic/NAME, hf/HUB_ID or hf/FOLDER, ENDPOINT/NAME.")
+    return 0
+
+
+def cmd_generate(args: argparse.Namespace) -> int:
+    if args.n < 1:
+        raise UsageError("--n must be at least 1")
+    benchmark = get_benchmark(args.benchmark, params=_params(args.param))
+    items = select_items(benchmark.items(), args.n, args.seed)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    bar = ProgressBar(len(items), f"generate {benchmark.id}")
+    with (out / "metadata.jsonl").open("w", encoding="utf-8") as metadata:
+        for index, item in enumerate(items):
+            names = []
+            for position, source in enumerate(item.images):
+                name = f"{index:05d}_{_safe(item.id)}" + (f"_{position}" if len(item.images) > 1 else "") + ".png"
+                source.load().save(out / name, format="PNG")
+                names.append(name)
+            record = {
+                "file_name": names[0] if len(names) == 1 else names,
+                "id": item.id,
+                "prompt": item.question,
+                "answer": item.target_text(),
+                **{k: v for k, v in item.params.items() if k != "prompt"},
+                "prompt_name": item.params.get("prompt"),
+                "groups": dict(item.groups),
+            }
+            metadata.write(json.dumps(record, ensure_ascii=False) + "\n")
+            bar.update(index + 1)
+    bar.close()
+    print(f"wrote {len(items)} items to {out}")
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    if args.shots < 0:
+        raise UsageError("--shots must be 0 or more")
+    if args.limit is not None and args.limit < 1:
+        raise UsageError("--limit must be at least 1")
+    if args.concurrency is not None and args.concurrency < 1:
+        raise UsageError("--concurrency must be at least 1")
+    perturb.check(args.perturb)
+    endpoints = model_registry.load_endpoints(args.models_file)
+    backends = [model_registry.resolve(model_id, endpoints) for model_id in dict.fromkeys(args.model)]
+    benchmark = get_benchmark(args.benchmark, data=args.data, params=_params(args.param))
+    items = select_items(benchmark.items(), args.limit, args.seed)
+    mode = Mode(args.shots, args.cot)
+    max_tokens = args.max_tokens or (2048 if args.cot else 512)
+    config = GenerateConfig(max_tokens=max_tokens, temperature=args.temperature, seed=args.seed)
+    plan = RunPlan(benchmark, items, backends, mode, args.perturb, config, args.concurrency)
+    with Store(args.store) as store:
+        bar = ProgressBar(len(items) * len(backends), f"{benchmark.id} {mode.label}")
+        try:
+            results = asyncio.run(run(plan, store, lambda result, progress: bar.show(progress)))
+        except KeyboardInterrupt:
+            bar.close()
+            print(f"interrupted: finished results are saved in {store.path}; run the same command to continue",
+                  file=sys.stderr)  # fmt: skip
+            return 130
+        bar.close()
+    print(_table(aggregate(results)))
+    errors = [r for r in results if r.error]
+    if errors:
+        print(f"{len(errors)} request(s) failed; first: {errors[0].error}", file=sys.stderr)
+        print("run the same command again to retry them", file=sys.stderr)
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    path = Path(args.store) if args.store else default_path()
+    if not path.exists():
+        raise UsageError(f"no results store at {path}: run something first, or pass --store")
+    with Store(path) as store:
+        results = store.results(args.benchmark, args.model, args.mode, args.perturbation)
+    rows = aggregate(results, by=args.by)
+    if args.format == "json":
+        print(json.dumps([row.as_dict() for row in rows], indent=2))
+    elif args.format == "csv":
+        buffer = io.StringIO()
+        writer = csv.DictWriter(buffer, fieldnames=list(Row.__dataclass_fields__))
+        writer.writeheader()
+        writer.writerows(row.as_dict() for row in rows)
+        print(buffer.getvalue(), end="")
+    else:
+        print(_table(rows) if rows else "no results match")
+    return 0
+
+
+# --- helpers ----------------------------------------------------------------------------
+
+
+def select_items(items: list[Item], limit: int | None, seed: int) -> list[Item]:
+    """All items, or `limit` of them sampled with `seed`. A larger limit with the same seed
+    keeps the smaller sample and adds to it, so runs can grow without re-asking."""
+    if limit is None or limit >= len(items):
+        return list(items)
+    order = list(range(len(items)))
+    random.Random(seed).shuffle(order)
+    return [items[i] for i in sorted(order[:limit])]
+
+
+def _params(pairs: Sequence[str]) -> dict[str, list[str]]:
+    params: dict[str, list[str]] = {}
+    for pair in pairs:
+        name, sep, values = pair.partition("=")
+        if not sep or not name.strip() or not values.strip():
+            raise UsageError(f"--param {pair!r}: write NAME=V1,V2,...")
+        params[name.strip()] = [v.strip() for v in values.split(",") if v.strip()]
+    return params
+
+
+def _safe(text: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_.+" else "_" for c in text)[:80]
+
+
+def _table(rows: Sequence[Row]) -> str:
+    header = ("benchmark", "model", "mode", "perturbation", "group", "n", "accuracy", "95% CI", "unparsed", "refused", "errors")
+    lines = [header]
+    for row in rows:
+        accuracy = "-" if row.accuracy is None else f"{row.accuracy:.2f}"
+        interval = "-" if row.ci_low is None else f"{row.ci_low:.1f}-{row.ci_high:.1f}"
+        lines.append((row.benchmark, row.model, row.mode, row.perturbation, row.group, str(row.n), accuracy,
+                      interval, str(row.unparsed), str(row.refused), str(row.errors)))  # fmt: skip
+    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
+    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=False)).rstrip() for line in lines)

@@ -1,0 +1,72 @@
+"""Message builders for 0-shot, k-shot and chain-of-thought prompts.
+
+Few-shot prompts are real conversations: each example is a user turn (its images, then its
+question) followed by an assistant turn with its answer; the item under test comes last. This is
+what the published toolkits do not do (they paste example answers as text, without images).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from models.types import ImagePart, Message, TextPart, assistant, canonical
+from probes.types import Benchmark, Item, Mode
+
+
+@dataclass(frozen=True)
+class Prompt:
+    messages: tuple[Message, ...]
+    hash: str  # sha256 of the messages with images replaced by their content hashes
+
+    @property
+    def image_count(self) -> int:
+        return sum(len(m.images) for m in self.messages)
+
+
+def prompt_hash(messages: tuple[Message, ...] | list[Message]) -> str:
+    return hashlib.sha256(json.dumps(canonical(messages), sort_keys=True).encode()).hexdigest()
+
+
+def build_prompt(
+    benchmark: Benchmark,
+    item: Item,
+    mode: Mode,
+    examples: list[Item],
+    image_parts: Callable[[Item], list[ImagePart]],
+) -> Prompt:
+    """The conversation for `item` in `mode`, with `examples` (len == mode.shots) before it.
+
+    `image_parts` turns an item's image sources into message parts; the runner passes one that
+    reuses the examples' encoded images across items.
+    """
+    if len(examples) != mode.shots:
+        raise ValueError(f"{mode.label} needs {mode.shots} examples, got {len(examples)}")
+    messages: list[Message] = []
+    preamble = benchmark.preamble(mode.shots, mode.cot)
+    for example in examples:
+        messages.append(_user_turn(benchmark, example, mode, image_parts, preamble if not messages else None))
+        messages.append(assistant(benchmark.render_answer(example, mode.cot)))
+    messages.append(_user_turn(benchmark, item, mode, image_parts, preamble if not messages else None))
+    frozen = tuple(messages)
+    return Prompt(frozen, prompt_hash(frozen))
+
+
+def _user_turn(
+    benchmark: Benchmark,
+    item: Item,
+    mode: Mode,
+    image_parts: Callable[[Item], list[ImagePart]],
+    preamble: str | None,
+) -> Message:
+    text = benchmark.render_question(item)
+    if mode.cot:
+        text = f"{text}\n{benchmark.cot_instruction(item)}"
+    parts: list[TextPart | ImagePart] = []
+    if preamble:
+        parts.append(TextPart(preamble))
+    parts.extend(image_parts(item))
+    parts.append(TextPart(text))
+    return Message("user", tuple(parts))

@@ -1,0 +1,123 @@
+"""Grading single answers and aggregating results into scoreboard rows.
+
+Accuracy counts every result the model replied to: an unparsed or refused reply is wrong, as a
+person's unreadable answer would be. Results with status `error` (no reply at all) are not the
+model's answer and are left out of n; they are counted in `errors` and retried by the next run.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+from fractions import Fraction
+from typing import Any
+
+from probes.types import AnswerKind, Parsed, Result, Status
+
+Z_95 = 1.959963984540054
+
+
+def grade(kind: AnswerKind, parsed: Parsed, target: Any) -> bool | None:
+    """True/False for a reply; None where correctness is not a yes/no matter (word lists)."""
+    if kind is AnswerKind.WORDS:
+        return None
+    if parsed.status is not Status.ANSWERED:
+        return False
+    value = parsed.value
+    if kind is AnswerKind.LETTER:
+        return str(value).casefold() == str(target).casefold()
+    if kind is AnswerKind.PAIR:
+        return tuple(value) == tuple(target)
+    if kind is AnswerKind.TEXT:
+        return _plain(str(value)) == _plain(str(target))
+    return value == target
+
+
+def _plain(text: str) -> str:
+    text = unicodedata.normalize("NFKC", text).casefold()
+    return re.sub(r"[\W_]+", " ", text).strip()
+
+
+def wilson(correct: int, n: int, z: float = Z_95) -> tuple[float, float]:
+    """Wilson score interval for a proportion, as fractions in [0, 1]."""
+    if n == 0:
+        return 0.0, 0.0
+    p = correct / n
+    denominator = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denominator
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+@dataclass(frozen=True)
+class Row:
+    benchmark: str
+    model: str
+    mode: str
+    perturbation: str
+    group: str  # "overall", or "name=value"
+    n: int
+    correct: int
+    accuracy: float | None  # percent
+    ci_low: float | None
+    ci_high: float | None
+    unparsed: int
+    errors: int
+    refused: int = 0
+    mean_latency: float | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def aggregate(results: Iterable[Result], by: Sequence[str] = ()) -> list[Row]:
+    """One `overall` row per (benchmark, model, mode, perturbation), plus one row per value of
+    each group name in `by`."""
+    buckets: dict[tuple[str, str, str, str, str], list[Result]] = defaultdict(list)
+    for result in results:
+        head = (result.benchmark, result.model, result.mode, result.perturbation)
+        buckets[(*head, "overall")].append(result)
+        for name in by:
+            if name in result.groups:
+                buckets[(*head, f"{name}={result.groups[name]}")].append(result)
+    rows = [_row(key, members) for key, members in buckets.items()]
+    return sorted(rows, key=_row_order)
+
+
+def _row(key: tuple[str, str, str, str, str], members: list[Result]) -> Row:
+    graded = [r for r in members if r.status is not Status.ERROR and r.correct is not None]
+    correct = sum(1 for r in graded if r.correct)
+    n = len(graded)
+    low, high = wilson(correct, n)
+    latencies = [r.latency for r in members if r.latency is not None and r.status is not Status.ERROR]
+    return Row(
+        *key,
+        n=n,
+        correct=correct,
+        accuracy=round(100 * correct / n, 2) if n else None,
+        ci_low=round(100 * low, 2) if n else None,
+        ci_high=round(100 * high, 2) if n else None,
+        unparsed=sum(1 for r in members if r.status is Status.UNPARSED),
+        errors=sum(1 for r in members if r.status is Status.ERROR),
+        refused=sum(1 for r in members if r.status is Status.REFUSED),
+        mean_latency=round(sum(latencies) / len(latencies), 3) if latencies else None,
+    )
+
+
+def _group_sort_key(group: str) -> tuple:
+    """Overall first, then by group name, numeric values (including "1/4") in numeric order."""
+    if group == "overall":
+        return (0, "", 0.0, "")
+    name, _, value = group.partition("=")
+    try:
+        return (1, name, float(Fraction(value)), "")
+    except (ValueError, ZeroDivisionError):
+        return (1, name, math.inf, value)
+
+
+def _row_order(row: Row) -> tuple:
+    return (row.benchmark, row.model, row.mode, row.perturbation, _group_sort_key(row.group))

@@ -1,0 +1,1 @@
+"""Procedural stimulus generators: pure functions of (parameters, seed) -> image and geometry."""

@@ -1,0 +1,497 @@
+"""Protocol-faithful fake LLM API servers for tests and benchmarks.
+
+Standard library only.  Each server is a ``ThreadingHTTPServer`` bound to
+``127.0.0.1`` on a random free port, served from a daemon thread, and speaks
+just enough of the real wire protocol for the official SDKs to work against it:
+
+* :class:`FakeOpenAIServer` -- OpenAI Chat Completions,
+  ``POST /v1/chat/completions`` (``POST /chat/completions`` is accepted too).
+  ``base_url`` is ``http://127.0.0.1:PORT/v1`` (what ``openai.OpenAI`` expects).
+* :class:`FakeAnthropicServer` -- Anthropic Messages, ``POST /v1/messages``.
+  ``base_url`` is ``http://127.0.0.1:PORT`` (what ``anthropic.Anthropic`` expects).
+
+Usage::
+
+    with FakeOpenAIServer(responder=lambda body: "No", latency=0.05) as srv:
+        client = openai.AsyncOpenAI(base_url=srv.base_url, api_key="k")
+        ...
+        assert srv.request_count == 1
+        body = srv.requests[0]["body"]
+
+``responder(body) -> str`` maps the parsed JSON request body to the assistant
+reply text (default: always ``"Yes"``).  ``latency`` seconds are slept in the
+request's own handler thread, so concurrent requests overlap.
+
+Requests without an API key header (OpenAI: ``Authorization: Bearer``;
+Anthropic: ``x-api-key`` or ``Authorization: Bearer`` -- anthropic SDK 2.x sends
+the latter) get a 401 in the API's own error shape
+(SDKs raise ``AuthenticationError``; they do not retry 401).  Every request
+that reaches a known endpoint is recorded in ``server.requests`` (including
+the ones answered with an error) as ``{"path", "headers", "body", "index", "client"}``
+with lower-case header names.
+
+Extension point: each request goes through :meth:`_FakeServerBase._intercept`
+before the responder is called.  It returns ``None`` (proceed normally) or a
+:class:`Reply`.  The 401 check lives there; fault injection (e.g. a
+``fault(body, attempt) -> None | (status, headers, body)`` hook) is meant to be
+added there as well.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import socket
+import socketserver
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+__all__ = [
+    "FakeOpenAIServer",
+    "FakeAnthropicServer",
+    "Reply",
+    "Responder",
+    "default_responder",
+    "openai_images",
+    "anthropic_images",
+    "roles",
+]
+
+Responder = Callable[[dict], str]
+
+
+def default_responder(body: dict) -> str:
+    return "Yes"
+
+
+@dataclass
+class Reply:
+    """A complete HTTP answer. ``body`` may be a JSON-able object or raw bytes."""
+
+    status: int
+    body: Any
+    headers: dict = field(default_factory=dict)
+
+
+# --------------------------------------------------------------------------- #
+# HTTP plumbing
+# --------------------------------------------------------------------------- #
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    request_queue_size = 128
+
+    fake: _FakeServerBase  # set by _FakeServerBase.start()
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.conns: set = set()  # open client sockets (for stop())
+        self.conn_lock = threading.Lock()
+        super().__init__(*args, **kwargs)
+
+    def close_connections(self) -> None:
+        """Hang up idle keep-alive connections so handler threads exit."""
+        with self.conn_lock:
+            conns = list(self.conns)
+        for sock in conns:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def server_bind(self) -> None:
+        # HTTPServer.server_bind() calls socket.getfqdn(), which can stall for
+        # seconds on hosts with broken reverse DNS.  Skip it.
+        socketserver.TCPServer.server_bind(self)
+        host, port = self.server_address[:2]
+        self.server_name = host
+        self.server_port = port
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive
+    disable_nagle_algorithm = True  # headers and body go out as separate writes
+    server: _HTTPServer
+
+    def log_message(self, format: str, *args: Any) -> None:  # silence
+        pass
+
+    def setup(self) -> None:
+        super().setup()
+        with self.server.conn_lock:
+            self.server.conns.add(self.connection)
+
+    def finish(self) -> None:
+        with self.server.conn_lock:
+            self.server.conns.discard(self.connection)
+        super().finish()
+
+    def do_POST(self) -> None:
+        self.server.fake._handle(self)
+
+    def do_GET(self) -> None:
+        self.server.fake._handle(self)
+
+    def read_body(self) -> bytes:
+        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
+            chunks = []
+            while True:
+                size = int(self.rfile.readline().split(b";", 1)[0].strip() or b"0", 16)
+                if size == 0:
+                    # consume trailers up to the blank line
+                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                        pass
+                    return b"".join(chunks)
+                chunks.append(self.rfile.read(size))
+                self.rfile.readline()  # CRLF after each chunk
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(length) if length else b""
+
+    def send_reply(self, reply: Reply) -> None:
+        if isinstance(reply.body, (bytes, bytearray)):
+            payload = bytes(reply.body)
+            ctype = "application/octet-stream"
+        else:
+            payload = json.dumps(reply.body).encode("utf-8")
+            ctype = "application/json"
+        headers = {"Content-Type": ctype, **(reply.headers or {})}
+        self.send_response(reply.status)
+        for name, value in headers.items():
+            if name.lower() in ("content-length", "connection"):
+                continue
+            self.send_header(name, str(value))
+        self.send_header("Content-Length", str(len(payload)))
+        if self.close_connection:
+            self.send_header("Connection", "close")
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(payload)
+        self.wfile.flush()
+
+
+# --------------------------------------------------------------------------- #
+# Base class
+# --------------------------------------------------------------------------- #
+
+
+class _FakeServerBase:
+    #: request paths this server answers (exact match, query string ignored)
+    paths: tuple = ()
+    #: appended to "http://127.0.0.1:PORT" to form base_url
+    base_path: str = ""
+
+    def __init__(self, responder: Responder | None = None, latency: float = 0.0) -> None:
+        self.responder: Responder = responder or default_responder
+        self.latency = float(latency)
+        self.requests: list[dict] = []
+        #: exceptions raised by the responder (each also answered with a 500)
+        self.errors: list[BaseException] = []
+        self._lock = threading.Lock()
+        self._counter = itertools.count()
+        self._httpd: _HTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle --------------------------------------------------------- #
+
+    def start(self) -> _FakeServerBase:
+        if self._httpd is not None:
+            raise RuntimeError(f"{type(self).__name__} already started")
+        httpd = _HTTPServer(("127.0.0.1", 0), _Handler)
+        httpd.fake = self
+        self._httpd = httpd
+        self._thread = threading.Thread(
+            target=httpd.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name=f"{type(self).__name__}:{httpd.server_port}",
+            daemon=True,
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        httpd, self._httpd = self._httpd, None
+        if httpd is None:
+            return
+        httpd.shutdown()
+        httpd.server_close()
+        httpd.close_connections()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    # -- introspection ----------------------------------------------------- #
+
+    @property
+    def port(self) -> int:
+        if self._httpd is None:
+            raise RuntimeError(f"{type(self).__name__} is not running")
+        return self._httpd.server_port
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}{self.base_path}"
+
+    @property
+    def request_count(self) -> int:
+        with self._lock:
+            return len(self.requests)
+
+    def reset(self) -> None:
+        """Forget recorded requests and errors."""
+        with self._lock:
+            self.requests.clear()
+            self.errors.clear()
+
+    # -- request pipeline -------------------------------------------------- #
+
+    def _handle(self, h: _Handler) -> None:
+        path = h.path.split("?", 1)[0]
+        raw = h.read_body()
+        if h.command != "POST" or path not in self.paths:
+            h.send_reply(self.error_reply(404, "not_found", f"no route for {h.command} {path}"))
+            return
+        try:
+            body = json.loads(raw) if raw else {}
+        except ValueError as exc:
+            body = None
+            bad_json: str | None = str(exc)
+        else:
+            bad_json = None
+
+        record = {
+            "path": path,
+            "headers": {k.lower(): v for k, v in h.headers.items()},
+            "body": body,
+            "client": h.client_address,  # (host, port): same port => same keep-alive connection
+        }
+        with self._lock:
+            record["index"] = next(self._counter)
+            self.requests.append(record)
+
+        if self.latency > 0:
+            time.sleep(self.latency)
+
+        if bad_json is not None or not isinstance(body, dict):
+            h.send_reply(self.error_reply(400, "invalid_request", f"body is not a JSON object: {bad_json}"))
+            return
+        reply = self._intercept(record)
+        if reply is None:
+            if body.get("stream"):
+                reply = self.error_reply(400, "invalid_request", "the fake server does not implement streaming")
+            else:
+                try:
+                    text = self.responder(body)
+                except Exception as exc:  # surface to the test, answer 500
+                    with self._lock:
+                        self.errors.append(exc)
+                    reply = self.error_reply(500, "server", f"responder raised {exc!r}")
+                else:
+                    reply = Reply(200, self.success_body(body, str(text)))
+        reply.headers = {**self.extra_headers(), **(reply.headers or {})}
+        h.send_reply(reply)
+
+    def _intercept(self, record: dict) -> Reply | None:
+        """Pre-responder checks; return a Reply to short-circuit the request.
+
+        This is where fault injection belongs.  ``record["index"]`` is the
+        0-based global arrival order of the request.
+        """
+        if not self.has_api_key(record["headers"]):
+            return self.error_reply(401, "authentication", "missing API key")
+        return None
+
+    # -- protocol specifics (subclasses) ----------------------------------- #
+
+    def has_api_key(self, headers: dict) -> bool:
+        raise NotImplementedError
+
+    def success_body(self, body: dict, text: str) -> dict:
+        raise NotImplementedError
+
+    def error_reply(self, status: int, kind: str, message: str) -> Reply:
+        """``kind`` is one of: authentication, invalid_request, not_found, server."""
+        raise NotImplementedError
+
+    def extra_headers(self) -> dict:
+        return {}
+
+
+# --------------------------------------------------------------------------- #
+# Token counting (rough: whitespace-separated words)
+# --------------------------------------------------------------------------- #
+
+
+def _words(value: Any) -> int:
+    """Words in all text in a message content (str or list of parts)."""
+    if isinstance(value, str):
+        return len(value.split())
+    if isinstance(value, list):
+        return sum(_words(p) for p in value)
+    if isinstance(value, dict):
+        if isinstance(value.get("text"), str):
+            return len(value["text"].split())
+        if "content" in value:  # e.g. anthropic tool_result
+            return _words(value["content"])
+    return 0
+
+
+def _prompt_tokens(body: dict) -> int:
+    n = _words(body.get("system"))
+    for m in body.get("messages") or []:
+        if isinstance(m, dict):
+            n += _words(m.get("content"))
+    return n
+
+
+# --------------------------------------------------------------------------- #
+# OpenAI
+# --------------------------------------------------------------------------- #
+
+
+class FakeOpenAIServer(_FakeServerBase):
+    paths = ("/v1/chat/completions", "/chat/completions")
+    base_path = "/v1"
+
+    _error_types = {
+        "authentication": ("invalid_request_error", "invalid_api_key"),
+        "invalid_request": ("invalid_request_error", None),
+        "not_found": ("invalid_request_error", "unknown_url"),
+        "server": ("server_error", None),
+    }
+
+    def has_api_key(self, headers: dict) -> bool:
+        auth = headers.get("authorization", "")
+        scheme, _, token = auth.partition(" ")
+        return scheme.lower() == "bearer" and bool(token.strip())
+
+    def success_body(self, body: dict, text: str) -> dict:
+        prompt = _prompt_tokens(body)
+        completion = len(text.split())
+        return {
+            "id": "chatcmpl-" + uuid.uuid4().hex[:24],
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body.get("model"),
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": text, "refusal": None},
+                    "logprobs": None,
+                    "finish_reason": "stop",
+                }
+            ],
+            "usage": {
+                "prompt_tokens": prompt,
+                "completion_tokens": completion,
+                "total_tokens": prompt + completion,
+            },
+        }
+
+    def error_reply(self, status: int, kind: str, message: str) -> Reply:
+        etype, code = self._error_types.get(kind, ("invalid_request_error", None))
+        return Reply(status, {"error": {"message": message, "type": etype, "param": None, "code": code}})
+
+    def extra_headers(self) -> dict:
+        return {"x-request-id": "req_" + uuid.uuid4().hex}
+
+
+# --------------------------------------------------------------------------- #
+# Anthropic
+# --------------------------------------------------------------------------- #
+
+
+class FakeAnthropicServer(_FakeServerBase):
+    paths = ("/v1/messages",)
+    base_path = ""
+
+    _error_types = {
+        "authentication": "authentication_error",
+        "invalid_request": "invalid_request_error",
+        "not_found": "not_found_error",
+        "server": "api_error",
+    }
+
+    def has_api_key(self, headers: dict) -> bool:
+        # The real API takes ``x-api-key``; anthropic SDK 2.x sends the api_key
+        # as ``Authorization: Bearer <key>`` instead, so accept both.
+        if headers.get("x-api-key", "").strip():
+            return True
+        scheme, _, token = headers.get("authorization", "").partition(" ")
+        return scheme.lower() == "bearer" and bool(token.strip())
+
+    def success_body(self, body: dict, text: str) -> dict:
+        return {
+            "id": "msg_" + uuid.uuid4().hex[:24],
+            "type": "message",
+            "role": "assistant",
+            "model": body.get("model"),
+            "content": [{"type": "text", "text": text}],
+            "stop_reason": "end_turn",
+            "stop_sequence": None,
+            "usage": {"input_tokens": _prompt_tokens(body), "output_tokens": len(text.split())},
+        }
+
+    def error_reply(self, status: int, kind: str, message: str) -> Reply:
+        etype = self._error_types.get(kind, "invalid_request_error")
+        return Reply(status, {"type": "error", "error": {"type": etype, "message": message}})
+
+    def extra_headers(self) -> dict:
+        return {"request-id": "req_" + uuid.uuid4().hex}
+
+
+# --------------------------------------------------------------------------- #
+# Request inspection helpers
+# --------------------------------------------------------------------------- #
+
+
+def _parts(message: Any) -> list:
+    content = message.get("content") if isinstance(message, dict) else None
+    return content if isinstance(content, list) else []
+
+
+def openai_images(body: dict) -> list[str]:
+    """The ``image_url`` URLs (usually data URLs), in order across all messages."""
+    urls = []
+    for m in body.get("messages") or []:
+        for p in _parts(m):
+            if isinstance(p, dict) and p.get("type") == "image_url":
+                iu = p.get("image_url")
+                urls.append(iu.get("url") if isinstance(iu, dict) else iu)
+    return urls
+
+
+def anthropic_images(body: dict) -> list[dict]:
+    """The image ``source`` dicts, in order (including images inside tool_result blocks)."""
+    out: list[dict] = []
+
+    def walk(parts: list) -> None:
+        for p in parts:
+            if not isinstance(p, dict):
+                continue
+            if p.get("type") == "image":
+                out.append(p.get("source"))
+            elif isinstance(p.get("content"), list):
+                walk(p["content"])
+
+    for m in body.get("messages") or []:
+        walk(_parts(m))
+    return out
+
+
+def roles(body: dict) -> list[str]:
+    """Message roles in order; ``"system"`` first if the body has a top-level ``system`` (Anthropic)."""
+    out = ["system"] if "system" in body else []
+    out.extend(m.get("role") for m in body.get("messages") or [] if isinstance(m, dict))
+    return out
