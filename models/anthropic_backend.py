@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import importlib.util
 import io
 import os
 import time
@@ -52,10 +53,8 @@ class AnthropicBackend:
         return self._api_key or os.environ.get("ANTHROPIC_API_KEY")
 
     def check(self) -> None:
-        try:
-            import anthropic  # noqa: F401
-        except ImportError as exc:
-            raise Unavailable("the anthropic package is not installed: pip install anthropic") from exc
+        if importlib.util.find_spec("anthropic") is None:
+            raise Unavailable("the anthropic package is not installed: pip install -r requirements.txt")
         if not self._key():
             raise Unavailable("set ANTHROPIC_API_KEY (or paste a key for this session)")
 

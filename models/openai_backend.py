@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import importlib.util
 import os
 import time
 from collections.abc import Sequence
@@ -56,10 +57,8 @@ class OpenAIBackend:
         return os.environ.get(self.api_key_env) if self.api_key_env else None
 
     def check(self) -> None:
-        try:
-            import openai  # noqa: F401
-        except ImportError as exc:
-            raise Unavailable("the openai package is not installed: pip install openai") from exc
+        if importlib.util.find_spec("openai") is None:
+            raise Unavailable("the openai package is not installed: pip install -r requirements.txt")
         if self.api_key_env and not self._key():
             raise Unavailable(f"set {self.api_key_env} (or paste a key for this session)")
 

@@ -78,7 +78,9 @@ def _parser() -> argparse.ArgumentParser:
     runner.add_argument("--param", action="append", default=[], metavar="NAME=V1,V2", help="fix or sweep a parameter")
     runner.add_argument("--store", help=f"results database (default {default_path()})")
     runner.add_argument("--concurrency", type=int, help="requests in flight per model (default: provider's)")
-    runner.add_argument("--max-tokens", type=int, default=None, help="reply length limit (default 512, 2048 with --cot)")
+    runner.add_argument(
+        "--max-tokens", type=int, default=None, help="reply length limit (default 512, 2048 with --cot)"
+    )
     runner.add_argument("--temperature", type=float, default=0.0)
     runner.add_argument("--models-file", help="TOML file of OpenAI-compatible endpoints (default: $PROBE_MODELS)")
     runner.set_defaults(handler=cmd_run)
@@ -235,7 +237,19 @@ def _safe(text: str) -> str:
 
 
 def _table(rows: Sequence[Row]) -> str:
-    header = ("benchmark", "model", "mode", "perturbation", "group", "n", "accuracy", "95% CI", "unparsed", "refused", "errors")
+    header = (
+        "benchmark",
+        "model",
+        "mode",
+        "perturbation",
+        "group",
+        "n",
+        "accuracy",
+        "95% CI",
+        "unparsed",
+        "refused",
+        "errors",
+    )
     lines = [header]
     for row in rows:
         accuracy = "-" if row.accuracy is None else f"{row.accuracy:.2f}"

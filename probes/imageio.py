@@ -19,7 +19,14 @@ _SIGNATURES = {
     b"II*\x00": "TIFF",
     b"MM\x00*": "TIFF",
 }
-_NOT_IMAGES = {b"%PDF": "PDF", b"<svg": "SVG", b"<?xml": "XML/SVG", b"PK\x03\x04": "ZIP", b"<!DOC": "HTML", b"<html": "HTML"}
+_NOT_IMAGES = {
+    b"%PDF": "PDF",
+    b"<svg": "SVG",
+    b"<?xml": "XML/SVG",
+    b"PK\x03\x04": "ZIP",
+    b"<!DOC": "HTML",
+    b"<html": "HTML",
+}
 
 
 class ImageRejected(ValueError):

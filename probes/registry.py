@@ -51,5 +51,7 @@ def get_benchmark(benchmark_id: str, data: str | None = None, params: dict[str, 
     factory = FACTORIES.get(benchmark_id)
     if factory is None:
         known = ", ".join(sorted(FACTORIES))
-        raise UnknownBenchmark(f"unknown benchmark {benchmark_id!r}; known: {known}, or custom:PATH for your own folder")
+        raise UnknownBenchmark(
+            f"unknown benchmark {benchmark_id!r}; known: {known}, or custom:PATH for your own folder"
+        )
     return factory(data=data, params=params or {})

@@ -139,7 +139,9 @@ class Runner:
             for task in tasks:
                 task.cancel()
         order = {item.id: index for index, item in enumerate(plan.items)}
-        return sorted(results.values(), key=lambda r: ([b.model_id for b in plan.models].index(r.model), order[r.item_id]))
+        return sorted(
+            results.values(), key=lambda r: ([b.model_id for b in plan.models].index(r.model), order[r.item_id])
+        )
 
     async def _one(self, backend: Backend, original: Item) -> Result:
         plan = self.plan

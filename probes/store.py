@@ -180,7 +180,12 @@ class Store:
         perturbation: str | None = None,
     ) -> list[Result]:
         clauses, values = [], []
-        for column, value in (("benchmark", benchmark), ("model", model), ("mode", mode), ("perturbation", perturbation)):
+        for column, value in (
+            ("benchmark", benchmark),
+            ("model", model),
+            ("mode", mode),
+            ("perturbation", perturbation),
+        ):
             if value is not None:
                 clauses.append(f"{column} = ?")
                 values.append(value)

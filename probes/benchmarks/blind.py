@@ -121,12 +121,17 @@ class TouchingCircles(Benchmark):
                 wants_yes = index % 4 in (0, 3)
                 gap = rng.uniform(-0.15, -0.03) if wants_yes else rng.uniform(0.03, 0.5)
                 spec = TwoCircles(
-                    rng.choice([384, 769, 1155]), rng.uniform(1 / 7, 1 / 4), round(gap, 4), rng.choice(list(ORIENTATIONS))
+                    rng.choice([384, 769, 1155]),
+                    rng.uniform(1 / 7, 1 / 4),
+                    round(gap, 4),
+                    rng.choice(list(ORIENTATIONS)),
                 )
                 examples.append(self._item(spec, prompt, f"example-{seed}_{prompt}", None, seed=seed))
         return examples
 
-    def _item(self, spec: TwoCircles, prompt: str, item_id: str, diameter: Fraction | None, seed: int | None = None) -> Item:
+    def _item(
+        self, spec: TwoCircles, prompt: str, item_id: str, diameter: Fraction | None, seed: int | None = None
+    ) -> Item:
         answer = spec.touching if prompt == "touching" else spec.overlapping
         params = {"canvas": spec.canvas, "diameter": spec.diameter, "gap": spec.gap, "orientation": spec.orientation}
         return Item(
@@ -170,5 +175,7 @@ def _explain(spec: TwoCircles, prompt: str) -> str:
 @register("blind/touching-circles")
 def touching_circles(data: str | None = None, params: Mapping[str, Sequence[str]] | None = None) -> Benchmark:
     if data is not None:
-        raise BenchmarkError("blind/touching-circles is generated here; --data is not used (yet: see the BlindTest issue)")
+        raise BenchmarkError(
+            "blind/touching-circles is generated here; --data is not used (yet: see the BlindTest issue)"
+        )
     return TouchingCircles(params)

@@ -45,9 +45,7 @@ ANTHROPIC_MESSAGES = [
 
 
 async def _openai_call(client: openai.AsyncOpenAI, **kw):
-    return await client.chat.completions.create(
-        model="x", messages=OPENAI_MESSAGES, max_completion_tokens=5, **kw
-    )
+    return await client.chat.completions.create(model="x", messages=OPENAI_MESSAGES, max_completion_tokens=5, **kw)
 
 
 async def _anthropic_call(client: anthropic.AsyncAnthropic, **kw):
@@ -263,9 +261,7 @@ def test_responder_exception_gives_500_and_is_recorded():
 
     async def main():
         with FakeAnthropicServer(responder=boom) as srv:
-            async with anthropic.AsyncAnthropic(
-                base_url=srv.base_url, api_key="k", max_retries=0
-            ) as client:
+            async with anthropic.AsyncAnthropic(base_url=srv.base_url, api_key="k", max_retries=0) as client:
                 with pytest.raises(anthropic.InternalServerError):
                     await _anthropic_call(client)
             return srv

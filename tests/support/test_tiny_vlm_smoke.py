@@ -63,12 +63,9 @@ def test_build_is_deterministic(tiny_llava_path, tmp_path):
 
 def test_chat_template_renders_multi_turn_multi_image(tiny_llava_path):
     processor = AutoProcessor.from_pretrained(tiny_llava_path)
-    prompt = processor.apply_chat_template(
-        _conversation(None, None), add_generation_prompt=True
-    )
+    prompt = processor.apply_chat_template(_conversation(None, None), add_generation_prompt=True)
     assert prompt == (
-        "<s>USER: <image>\nQ1\nASSISTANT: Yes</s>\n"
-        "USER: <image>\nAre the two circles touching?\nASSISTANT:"
+        "<s>USER: <image>\nQ1\nASSISTANT: Yes</s>\nUSER: <image>\nAre the two circles touching?\nASSISTANT:"
     )
     no_gen = processor.apply_chat_template(_conversation(None, None), add_generation_prompt=False)
     assert not no_gen.endswith("ASSISTANT:")
@@ -99,7 +96,12 @@ def test_batched_generation_matches_single(tiny_llava_path):
     processor.tokenizer.padding_side = "left"
     batch = [
         _conversation(_circles(0), _circles(10)),
-        [{"role": "user", "content": [{"type": "image", "image": _circles(5)}, {"type": "text", "text": "What color?"}]}],
+        [
+            {
+                "role": "user",
+                "content": [{"type": "image", "image": _circles(5)}, {"type": "text", "text": "What color?"}],
+            }
+        ],
     ]
     inputs, texts = _generate(processor, model, batch, processor_kwargs={"padding": True})
     assert inputs["input_ids"].shape[0] == 2

@@ -1,0 +1,69 @@
+"""The local backend on a tiny random VLM built from a config: the real load and generate path."""
+
+import asyncio
+
+import pytest
+
+from models import hf_backend
+from models.registry import create, describe
+from models.types import GenerateConfig, ImagePart, Unavailable, assistant, user
+from tests.conftest import shapes_image
+
+
+def conversation():
+    return [
+        user(ImagePart(shapes_image("circle")), "Are the two circles touching?"),
+        assistant("yes"),
+        user(ImagePart(shapes_image("square")), "Are the two circles touching?"),
+    ]
+
+
+def test_generates_from_a_multi_image_multi_turn_conversation(tiny_vlm):
+    backend = create(f"hf/{tiny_vlm}")
+    backend.check()
+    first = asyncio.run(backend.generate(conversation(), GenerateConfig(max_tokens=6)))
+    second = asyncio.run(backend.generate(conversation(), GenerateConfig(max_tokens=6)))
+    assert first.text and first.text == second.text  # greedy: the same words twice
+    assert 0 < first.usage.output_tokens <= 6
+    assert first.usage.input_tokens > 32  # two images' tokens plus the text
+
+
+def test_one_loaded_copy_is_shared_by_every_backend_of_a_model(tiny_vlm):
+    a, b = create(f"hf/{tiny_vlm}"), create(f"hf/{tiny_vlm}")
+    asyncio.run(a.generate([user("hello")], GenerateConfig(max_tokens=2)))
+    asyncio.run(b.generate([user("hello")], GenerateConfig(max_tokens=2)))
+    assert a._load() is b._load()
+    assert list(hf_backend._loaded).count(str(tiny_vlm)) == 1
+
+
+def test_different_images_give_different_answers(tiny_vlm):
+    backend = create(f"hf/{tiny_vlm}")
+    replies = {
+        asyncio.run(
+            backend.generate([user(ImagePart(shapes_image(kind, size)), "what is it?")], GenerateConfig(max_tokens=6))
+        ).text
+        for kind, size in (("circle", 64), ("square", 64), ("circle", 200))
+    }
+    assert len(replies) > 1
+
+
+def test_a_folder_without_a_model_is_unavailable(tmp_path):
+    with pytest.raises(Unavailable, match="config.json"):
+        create(f"hf/{tmp_path}").check()
+
+
+def test_hub_model_not_cached_while_offline_is_unavailable(monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    info = describe("hf/HuggingFaceTB/SmolVLM-256M-Instruct")
+    assert not info.available and "HF_HUB_OFFLINE" in info.reason
+
+
+def test_hub_model_online_will_download(monkeypatch):
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    info = describe("hf/HuggingFaceTB/SmolVLM-256M-Instruct")
+    assert info.available and "download" in info.reason
+
+
+def test_local_folder_is_listed_as_present(tiny_vlm):
+    info = describe(f"hf/{tiny_vlm}")
+    assert info.available and "present" in info.reason

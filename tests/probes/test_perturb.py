@@ -1,0 +1,47 @@
+import pytest
+from PIL import Image
+
+from probes import perturb
+from probes.types import AnswerKind, ImageSource, Item
+
+
+def _item(kind=AnswerKind.CHOICE):
+    image = Image.new("RGB", (40, 20), "white")
+    image.putpixel((0, 0), (255, 0, 0))
+    return Item("b", "1", "Which?", (ImageSource("img", lambda: image),), kind,
+                target=1, options=("left", "right", "both", "neither"))  # fmt: skip
+
+
+def test_flip_vertical_puts_the_top_row_at_the_bottom():
+    flipped = perturb.apply(_item(), "flip-vertical").images[0].load()
+    assert flipped.getpixel((0, 19)) == (255, 0, 0) and flipped.getpixel((0, 0)) == (255, 255, 255)
+
+
+def test_grayscale_and_resize():
+    assert perturb.apply(_item(), "grayscale").images[0].load().mode == "L"
+    assert perturb.apply(_item(), "resize-256").images[0].load().size == (256, 128)
+
+
+def test_no_image_removes_images():
+    assert perturb.apply(_item(), "no-image").images == ()
+    assert perturb.drops_all_images("no-image")
+
+
+@pytest.mark.parametrize("shift", [0, 1, 2, 3, 5])
+def test_rotating_options_keeps_the_target_on_its_option(shift):
+    item = _item()
+    rotated = perturb.apply(item, f"rotate-options-{shift}")
+    assert rotated.options[rotated.target] == item.options[item.target] == "right"
+    assert sorted(rotated.options) == sorted(item.options)
+    if shift % 4:
+        assert rotated.options != item.options
+
+
+def test_rotating_options_of_a_yes_no_item_is_refused():
+    with pytest.raises(perturb.PerturbationError, match="multiple-choice"):
+        perturb.apply(_item(AnswerKind.YES_NO), "rotate-options-1")
+
+
+def test_unknown_perturbation_lists_the_known_ones():
+    with pytest.raises(perturb.PerturbationError, match="flip-vertical"):
+        perturb.check("upside-down")

@@ -1,0 +1,50 @@
+import pytest
+
+from probes.parsing import parse
+from probes.scoring import aggregate, grade, wilson
+from probes.types import AnswerKind, Parsed, Result, Status
+
+
+def test_wilson_matches_published_values():
+    # Newcombe (1998), Table I: 81/263 -> 0.2553 to 0.3662; 15/148 -> 0.0624 to 0.1605
+    low, high = wilson(81, 263)
+    assert (round(low, 4), round(high, 4)) == (0.2553, 0.3662)
+    low, high = wilson(15, 148)
+    assert (round(low, 4), round(high, 4)) == (0.0624, 0.1605)
+    assert wilson(0, 10)[0] == 0.0 and wilson(10, 10)[1] == pytest.approx(1.0)
+    assert wilson(0, 10)[1] == pytest.approx(0.2775, abs=1e-4)
+
+
+def test_grading_per_kind():
+    assert grade(AnswerKind.YES_NO, parse("Yes.", AnswerKind.YES_NO), "yes") is True
+    assert grade(AnswerKind.LETTER, parse("E", AnswerKind.LETTER), "e") is True
+    assert grade(AnswerKind.PAIR, Parsed([5, 6], Status.ANSWERED), (5, 6)) is True
+    assert grade(AnswerKind.TEXT, Parsed("The Cat!", Status.ANSWERED), "the cat") is True
+    assert grade(AnswerKind.NUMBER, Parsed(None, Status.UNPARSED), 3) is False
+    assert grade(AnswerKind.CHOICE, Parsed(None, Status.REFUSED), 0) is False
+
+
+def _result(item, correct, status=Status.ANSWERED, group="a", latency=1.0):
+    return Result("b", item, "m", "0-shot", "none", status, correct=correct, groups={"g": group}, latency=latency)
+
+
+def test_aggregate_counts_unparsed_as_wrong_and_leaves_errors_out():
+    results = [
+        _result("1", True),
+        _result("2", True, group="b"),
+        _result("3", False, Status.UNPARSED, group="b"),
+        _result("4", None, Status.ERROR, latency=None),
+    ]
+    rows = {row.group: row for row in aggregate(results, by=["g"])}
+    overall = rows["overall"]
+    assert (overall.n, overall.correct, overall.unparsed, overall.errors) == (3, 2, 1, 1)
+    assert overall.accuracy == pytest.approx(66.67)
+    assert overall.ci_low < overall.accuracy < overall.ci_high
+    assert rows["g=a"].n == 1 and rows["g=b"].accuracy == 50.0
+    assert list(rows) == ["overall", "g=a", "g=b"]
+
+
+def test_numeric_groups_sort_by_value():
+    results = [_result(str(i), True, group=g) for i, g in enumerate(["1/4", "1/5", "-0.15", "+0.50", "+0.05"])]
+    groups = [row.group for row in aggregate(results, by=["g"])]
+    assert groups == ["overall", "g=-0.15", "g=+0.05", "g=1/5", "g=1/4", "g=+0.50"]

@@ -1,0 +1,64 @@
+import sqlite3
+import threading
+
+from models.types import Output, Usage
+from probes.store import Store
+from probes.types import Result, Status
+
+
+def _result(item_id, model="m", status=Status.ANSWERED, key=None):
+    return Result("bench", item_id, model, "0-shot", "none", status, reply="Yes", parsed="yes", correct=True,
+                  target="yes", cache_key=key, groups={"prompt": "touching"}, item_ref={"images": ["abc"]})  # fmt: skip
+
+
+def test_results_round_trip_and_replace_instead_of_duplicating(tmp_path):
+    with Store(tmp_path / "s.sqlite") as store:
+        store.record(_result("1", key="k1"), Output("Yes", 0.5, Usage(10, 1), {"id": "x"}), "http://e")
+        store.record(_result("1", key="k1"))  # the same cell again
+        [row] = store.results()
+        assert row.groups == {"prompt": "touching"} and row.status is Status.ANSWERED and row.correct is True
+        cached = store.cached("k1")
+        assert cached.text == "Yes" and cached.usage.input_tokens == 10 and cached.raw == {"id": "x"}
+        assert store.cached("other") is None
+        assert store.count() == 1
+
+
+def test_errors_are_results_but_never_cached_responses(tmp_path):
+    with Store(tmp_path / "s.sqlite") as store:
+        store.record(_result("1", status=Status.ERROR, key="k"))
+        assert store.cached("k") is None
+        assert store.results()[0].status is Status.ERROR
+
+
+def test_store_is_in_wal_mode_and_holds_no_image_bytes(tmp_path):
+    path = tmp_path / "s.sqlite"
+    with Store(path) as store:
+        store.record(_result("1", key="k"), Output("Yes", 0.1))
+    connection = sqlite3.connect(path)
+    assert connection.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    columns = {
+        row[1] for table in ("results", "responses") for row in connection.execute(f"PRAGMA table_info({table})")
+    }
+    assert not any("image" in name and "ref" not in name for name in columns)
+
+
+def test_two_writers_on_one_file_both_complete(tmp_path):
+    path = tmp_path / "s.sqlite"
+    failures = []
+
+    def write(model):
+        try:
+            with Store(path) as store:
+                for i in range(200):
+                    store.record(_result(str(i), model=model, key=f"{model}{i}"), Output("Yes", 0.1))
+        except Exception as exc:  # noqa: BLE001 - the test reports any failure
+            failures.append(exc)
+
+    threads = [threading.Thread(target=write, args=(name,)) for name in ("a", "b")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
+    with Store(path) as store:
+        assert store.count() == 400
