@@ -33,6 +33,14 @@ class Backend(Protocol):
         """
 
 
+def warm_up(backend: Backend) -> None:
+    """Blocking preparation before a run (local models load their weights); raises Unavailable.
+    Backends that need none simply do not define `warm_up`."""
+    prepare = getattr(backend, "warm_up", None)
+    if prepare is not None:
+        prepare()
+
+
 T = TypeVar("T")
 
 _KEY_SHAPES = re.compile(r"\b(sk|pk|key|hf|sess)[-_][A-Za-z0-9_\-]{6,}|\bsk-ant-[A-Za-z0-9_\-]{6,}")

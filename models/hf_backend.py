@@ -30,7 +30,9 @@ class _Loaded:
 
 
 _loaded: dict[str, _Loaded] = {}
+_failures: dict[str, tuple[float, str]] = {}  # source -> (when, why) of its last failed load
 _loading_lock = threading.Lock()
+RETRY_LOAD_AFTER = 60.0  # seconds
 
 
 class HFBackend:
@@ -95,10 +97,23 @@ class HFBackend:
         text = loaded.processor.decode(new_tokens, skip_special_tokens=True).strip()
         return Output(text=text, latency=latency, usage=Usage(int(prompt_length), int(new_tokens.shape[0])))
 
+    def warm_up(self) -> None:
+        """Load the weights now (blocking), so a run fails before it starts if they cannot be."""
+        self._load()
+
     def _load(self) -> _Loaded:
         with _loading_lock:
             if self.source not in _loaded:
-                _loaded[self.source] = self._load_fresh()
+                failed = _failures.get(self.source)
+                if failed and time.monotonic() - failed[0] < RETRY_LOAD_AFTER:
+                    raise Unavailable(failed[1])
+                try:
+                    _loaded[self.source] = self._load_fresh()
+                except Unavailable as exc:
+                    # Loading can take minutes to fail (the Hub client retries); every item of a
+                    # run must not pay that again.
+                    _failures[self.source] = (time.monotonic(), str(exc))
+                    raise
             return _loaded[self.source]
 
     def _load_fresh(self) -> _Loaded:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import hashlib
-import io
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Literal
 
 from PIL import Image
+
+from models.png import encode_rgb_png
 
 Role = Literal["system", "user", "assistant"]
 
@@ -20,10 +22,19 @@ class TextPart:
 
 @dataclass(frozen=True, eq=False)
 class ImagePart:
-    """One image in a message. Backends encode it their own way (data URL, base64 block, PIL)."""
+    """One image in a message. Backends encode it their own way (data URL, base64 block, PIL).
 
-    image: Image.Image
+    `source` is the image or a function that loads it: a prompt can be built, hashed and found
+    in a cache without decoding its images when the caller already knows `content_hash`.
+    """
+
+    source: Image.Image | Callable[[], Image.Image]
     detail: Literal["auto", "low", "high"] = "auto"
+    content_hash: str | None = None
+
+    @cached_property
+    def image(self) -> Image.Image:
+        return self.source() if callable(self.source) else self.source
 
     @cached_property
     def rgb(self) -> Image.Image:
@@ -32,11 +43,9 @@ class ImagePart:
 
     @cached_property
     def png_bytes(self) -> bytes:
-        buffer = io.BytesIO()
-        # compress_level 1: the bytes go over loopback or the network once; a smaller file
-        # is not worth the seconds level 6 costs on 1000-pixel stimuli.
-        self.rgb.save(buffer, format="PNG", compress_level=1)
-        return buffer.getvalue()
+        # Level 1: the bytes cross the network once; a smaller file is not worth the time
+        # level 6 costs on 1000-pixel stimuli.
+        return encode_rgb_png(self.rgb, level=1)
 
     @cached_property
     def sha256(self) -> str:
@@ -46,10 +55,14 @@ class ImagePart:
         pixels (plus the size) instead: the same identity, but independent of the zlib and
         Pillow versions that shape PNG bytes, and it needs no PNG encoding on cache look-ups.
         """
-        rgb = self.rgb
-        digest = hashlib.sha256(f"{rgb.width}x{rgb.height}:".encode())
-        digest.update(rgb.tobytes())
-        return digest.hexdigest()
+        return self.content_hash or pixel_hash(self.rgb)
+
+
+def pixel_hash(image: Image.Image) -> str:
+    rgb = to_rgb(image)
+    digest = hashlib.sha256(f"{rgb.width}x{rgb.height}:".encode())
+    digest.update(rgb.tobytes())
+    return digest.hexdigest()
 
 
 Part = TextPart | ImagePart

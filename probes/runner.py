@@ -14,9 +14,10 @@ import json
 import threading
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from models.base import Backend, redact
+from models.base import Backend, redact, warm_up
 from models.types import BackendError, GenerateConfig, ImagePart, Output
 from probes import perturb
 from probes.parsing import parse_item_reply
@@ -106,6 +107,7 @@ class Runner:
         self.store = store
         self._example_parts: dict[str, list[ImagePart]] = {}
         self._example_lock = threading.Lock()
+        self._executor: ThreadPoolExecutor | None = None
 
     async def run(
         self,
@@ -113,39 +115,53 @@ class Runner:
     ) -> list[Result]:
         preflight(self.plan)
         plan = self.plan
+        for backend in plan.models:
+            await asyncio.to_thread(warm_up, backend)
         progress = Progress(total=len(plan.items) * len(plan.models))
         results: dict[tuple[str, str], Result] = {}
 
+        def done(result: Result) -> None:
+            results[(result.model, result.item_id)] = result
+            progress.done += 1
+            progress.cached += result.cached
+            progress.errors += result.status is Status.ERROR
+            progress.correct += bool(result.correct)
+            if on_result:
+                on_result(result, progress)
+
         async def worker(backend: Backend, queue: list[Item]) -> None:
             while queue:
-                item = queue.pop()
-                result = await self._one(backend, item)
-                results[(backend.model_id, item.id)] = result
-                progress.done += 1
-                progress.cached += result.cached
-                progress.errors += result.status is Status.ERROR
-                progress.correct += bool(result.correct)
-                if on_result:
-                    on_result(result, progress)
+                done(await self._one(backend, queue.pop()))
 
+        total_width = sum(plan.concurrency or b.default_concurrency for b in plan.models)
+        # Our own pool, sized to the workers: thread hops must not queue behind each other
+        # (nor behind the event loop's default pool, which backends use for encoding).
+        self._executor = ThreadPoolExecutor(max_workers=min(32, max(2, total_width)), thread_name_prefix="probe-runner")
         tasks = []
-        for backend in plan.models:
-            queue = list(reversed(plan.items))  # pop() from the end walks items in order
-            width = plan.concurrency or backend.default_concurrency
-            tasks += [asyncio.create_task(worker(backend, queue)) for _ in range(max(1, width))]
         try:
+            for backend in plan.models:
+                if plan.config.temperature == 0:
+                    answered, remaining = await self._in_thread(self._answer_from_cache, backend, plan.items)
+                    for result in answered:
+                        done(result)
+                else:
+                    remaining = list(plan.items)
+                queue = list(reversed(remaining))  # pop() from the end walks items in order
+                width = plan.concurrency or backend.default_concurrency
+                tasks += [asyncio.create_task(worker(backend, queue)) for _ in range(max(1, width))]
             await asyncio.gather(*tasks)
         finally:
             for task in tasks:
                 task.cancel()
+            self._executor.shutdown(wait=False, cancel_futures=True)
         order = {item.id: index for index, item in enumerate(plan.items)}
         return sorted(
             results.values(), key=lambda r: ([b.model_id for b in plan.models].index(r.model), order[r.item_id])
         )
 
-    async def _one(self, backend: Backend, original: Item) -> Result:
+    def _blank_result(self, backend: Backend, original: Item) -> Result:
         plan = self.plan
-        base = Result(
+        return Result(
             benchmark=plan.benchmark.id,
             item_id=original.id,
             model=backend.model_id,
@@ -155,67 +171,108 @@ class Runner:
             groups=dict(original.groups),
             target=_jsonable(original.target),
         )
-        try:
-            prepared = await asyncio.to_thread(self._prepare, backend, original)
-        except Exception as exc:  # a broken image or example must cost one item, not the run
-            base.error = redact(f"could not build the prompt: {type(exc).__name__}: {exc}")
-            await asyncio.to_thread(self.store.record, base)
-            return base
-        item = prepared.item
-        base.prompt_hash = prepared.prompt.hash
-        base.cache_key = prepared.cache_key
-        base.target = _jsonable(item.target)
-        base.item_ref = {
-            "benchmark": item.benchmark,
-            "item_id": item.id,
-            "seed": item.seed,
-            "params": dict(item.params),
-            "images": [p.sha256 for p in prepared.prompt.messages[-1].images],
-            "image_refs": [s.ref for s in item.images],
-        }
-        output = prepared.cached
-        fresh = output is None
-        if fresh:
-            try:
-                output = await backend.generate(prepared.prompt.messages, plan.config, item.possible_answers())
-            except BackendError as exc:
-                base.error = redact(str(exc))
-                await asyncio.to_thread(self.store.record, base)
-                return base
-            except Exception as exc:  # an SDK's unexpected failure is still one item's error
-                base.error = redact(f"{backend.model_id}: unexpected {type(exc).__name__}: {exc}")
-                await asyncio.to_thread(self.store.record, base)
-                return base
-        parsed = parse_item_reply(output.text, item)
-        base.status = parsed.status
-        base.reply = output.text
-        base.parsed = _jsonable(parsed.value)
-        base.correct = grade(item.kind, parsed, item.target)
-        base.latency = output.latency
-        base.input_tokens = output.usage.input_tokens
-        base.output_tokens = output.usage.output_tokens
-        base.cached = not fresh
-        await asyncio.to_thread(self.store.record, base, output if fresh else None, backend.endpoint)
-        return base
 
-    def _prepare(self, backend: Backend, original: Item) -> _Prepared:
+    async def _one(self, backend: Backend, original: Item) -> Result:
+        plan = self.plan
+        result = self._blank_result(backend, original)
+        try:
+            # One trip to a worker thread: build the prompt (images load and hash there), look
+            # it up, and on a hit grade and save it, so a cached re-run never waits twice.
+            prepared = await self._in_thread(self._prepare, backend, original, result)
+        except Exception as exc:  # a broken image or example must cost one item, not the run
+            return await self._in_thread(self._fail, result, f"could not build the prompt: {type(exc).__name__}: {exc}")
+        if prepared.cached is not None:
+            return result
+        try:
+            output = await backend.generate(prepared.prompt.messages, plan.config, prepared.item.possible_answers())
+        except BackendError as exc:
+            return await self._in_thread(self._fail, result, str(exc))
+        except Exception as exc:  # an SDK's unexpected failure is still one item's error
+            return await self._in_thread(
+                self._fail, result, f"{backend.model_id}: unexpected {type(exc).__name__}: {exc}"
+            )
+        return await self._in_thread(self._finish, result, prepared.item, output, backend.endpoint)
+
+    async def _in_thread(self, function, *args):
+        return await asyncio.get_running_loop().run_in_executor(self._executor, function, *args)
+
+    def _fail(self, result: Result, message: str) -> Result:
+        result.error = redact(message)
+        self.store.record(result)
+        return result
+
+    def _finish(self, result: Result, item: Item, output: Output, endpoint: str | None, save: bool = True) -> Result:
+        """Parse, grade and save. `endpoint` None: the reply came from the cache."""
+        parsed = parse_item_reply(output.text, item)
+        result.status = parsed.status
+        result.reply = output.text
+        result.parsed = _jsonable(parsed.value)
+        result.correct = grade(item.kind, parsed, item.target)
+        result.latency = output.latency
+        result.input_tokens = output.usage.input_tokens
+        result.output_tokens = output.usage.output_tokens
+        result.cached = endpoint is None
+        if save:
+            self.store.record(result, None if result.cached else output, endpoint or "")
+        return result
+
+    def _answer_from_cache(self, backend: Backend, items: Sequence[Item]) -> tuple[list[Result], list[Item]]:
+        """In one thread, in one transaction: every item whose images are already known by hash
+        and whose request is cached. Returns those results and the items still to ask."""
+        answered: list[Result] = []
+        remaining: list[Item] = []
+        for original in items:
+            refs = [s.ref for s in perturb.apply(original, self.plan.perturbation).images]
+            if any(self.store.image_hash(ref) is None for ref in refs):
+                remaining.append(original)  # a first sighting: its images load in a worker
+                continue
+            result = self._blank_result(backend, original)
+            try:
+                hit = self._prepare(backend, original, result, save=False).cached is not None
+            except Exception:  # noqa: BLE001 - the worker meets it again and records the error
+                hit = False
+            (answered if hit else remaining).append(result if hit else original)
+        self.store.record_many([(result, None, "") for result in answered])
+        return answered, remaining
+
+    def _prepare(self, backend: Backend, original: Item, result: Result, save: bool = True) -> _Prepared:
         plan = self.plan
         item = perturb.apply(original, plan.perturbation)
         examples = plan.benchmark.select_examples(item, plan.mode.shots) if plan.mode.shots else []
         no_images = perturb.drops_all_images(plan.perturbation)
-        query_ids = {item.id}
+        fresh_hashes: dict[str, ImagePart] = {}
 
         def image_parts(which: Item) -> list[ImagePart]:
             if no_images:
                 return []
-            if which.id in query_ids:
-                return [ImagePart(source.load()) for source in which.images]
-            return self._parts_of_example(which)
+            if which.id != item.id:
+                return self._parts_of_example(which)
+            parts = []
+            for source in which.images:
+                part = ImagePart(source.load, content_hash=self.store.image_hash(source.ref))
+                if part.content_hash is None:
+                    fresh_hashes[source.ref] = part
+                parts.append(part)
+            return parts
 
         prompt = build_prompt(plan.benchmark, item, plan.mode, examples, image_parts)
+        self.store.remember_image_hashes({ref: part.sha256 for ref, part in fresh_hashes.items()})
         key = cache_key(backend, plan.config, prompt, item.possible_answers())
+        result.prompt_hash = prompt.hash
+        result.cache_key = key
+        result.target = _jsonable(item.target)
+        result.item_ref = {
+            "benchmark": item.benchmark,
+            "item_id": item.id,
+            "seed": item.seed,
+            "params": dict(item.params),
+            "images": [p.sha256 for p in prompt.messages[-1].images],
+            "image_refs": [s.ref for s in item.images],
+        }
         # Sampling at temperature > 0 asks for a new draw each time; only greedy requests repeat.
         cached = self.store.cached(key) if plan.config.temperature == 0 else None
+        if cached is not None:
+            self._finish(result, item, cached, None, save)
         return _Prepared(item, prompt, key, cached)
 
     def _parts_of_example(self, example: Item) -> list[ImagePart]:

@@ -6,6 +6,9 @@ Two tables:
   sent again next time and an answered deterministic one never is.
 - `results`: the graded answer per (benchmark, item, model, mode, perturbation); a new run of the
   same cell replaces the old row, so nothing is counted twice.
+- `image_hashes`: content hash per image reference (a generator's version and parameters, or a
+  file's path, size and modification time), so a cached re-run finds its answers without
+  drawing or decoding a single image.
 
 It holds item references (ids, seeds, parameters, image hashes), never image bytes or keys.
 """
@@ -62,6 +65,7 @@ CREATE TABLE IF NOT EXISTS results (
     PRIMARY KEY (benchmark, item_id, model, mode, perturbation)
 );
 CREATE INDEX IF NOT EXISTS results_by_model ON results (model, benchmark);
+CREATE TABLE IF NOT EXISTS image_hashes (ref TEXT PRIMARY KEY, sha256 TEXT NOT NULL);
 """
 
 
@@ -126,50 +130,47 @@ class Store:
         reply, latency, input_tokens, output_tokens, raw = row
         return Output(reply, latency or 0.0, Usage(input_tokens, output_tokens), json.loads(raw or "{}"))
 
+    def image_hash(self, ref: str) -> str | None:
+        with self._lock:
+            row = self._db.execute("SELECT sha256 FROM image_hashes WHERE ref = ?", (ref,)).fetchone()
+        return row[0] if row else None
+
+    def remember_image_hashes(self, hashes: dict[str, str]) -> None:
+        if not hashes:
+            return
+        with self._transaction():
+            self._db.executemany("INSERT OR REPLACE INTO image_hashes VALUES (?, ?)", hashes.items())
+
     # --- results -------------------------------------------------------------------------
 
     def record(self, result: Result, response: Output | None = None, endpoint: str = "") -> None:
         """Save one result (and the fresh response behind it) in one short transaction."""
+        self.record_many([(result, response, endpoint)])
+
+    def record_many(self, entries: list[tuple[Result, Output | None, str]]) -> None:
+        """Save several results in one transaction (a cached re-run writes hundreds at once)."""
+        if not entries:
+            return
         now = time.time()
+        responses = [
+            (result.cache_key, result.model, endpoint, response.text, response.latency, response.usage.input_tokens,
+             response.usage.output_tokens, json.dumps(response.raw, default=str), now)
+            for result, response, endpoint in entries
+            if response is not None and result.cache_key
+        ]  # fmt: skip
+        results = [
+            (result.benchmark, result.item_id, result.model, result.mode, result.perturbation, result.status.value,
+             result.reply, json.dumps(result.parsed), None if result.correct is None else int(result.correct),
+             json.dumps(result.target), result.latency, result.input_tokens, result.output_tokens, result.error,
+             result.prompt_hash, result.cache_key, json.dumps(dict(result.groups), sort_keys=True),
+             json.dumps(dict(result.item_ref), sort_keys=True, default=str), now)
+            for result, _, _ in entries
+        ]  # fmt: skip
         with self._transaction():
-            if response is not None and result.cache_key:
-                self._db.execute(
-                    "INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        result.cache_key,
-                        result.model,
-                        endpoint,
-                        response.text,
-                        response.latency,
-                        response.usage.input_tokens,
-                        response.usage.output_tokens,
-                        json.dumps(response.raw, default=str),
-                        now,
-                    ),
-                )
-            self._db.execute(
+            self._db.executemany("INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", responses)
+            self._db.executemany(
                 "INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    result.benchmark,
-                    result.item_id,
-                    result.model,
-                    result.mode,
-                    result.perturbation,
-                    result.status.value,
-                    result.reply,
-                    json.dumps(result.parsed),
-                    None if result.correct is None else int(result.correct),
-                    json.dumps(result.target),
-                    result.latency,
-                    result.input_tokens,
-                    result.output_tokens,
-                    result.error,
-                    result.prompt_hash,
-                    result.cache_key,
-                    json.dumps(dict(result.groups), sort_keys=True),
-                    json.dumps(dict(result.item_ref), sort_keys=True, default=str),
-                    now,
-                ),
+                results,
             )
 
     def results(

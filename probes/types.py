@@ -46,7 +46,9 @@ def option_labels(count: int, style: LabelStyle = LabelStyle.LETTER) -> list[str
 class ImageSource:
     """An image loaded only when a prompt needs it (a benchmark can hold thousands).
 
-    `ref` names it for the store (a file path, or the generator's parameters): never bytes.
+    `ref` names it for the store, never by its bytes: a generator's name, version and
+    parameters, or a file's path, size and modification time. The store remembers each ref's
+    content hash, so a ref must change whenever the pixels could.
     """
 
     ref: str

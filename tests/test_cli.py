@@ -211,3 +211,13 @@ def test_killed_run_keeps_finished_results_and_resumes_with_only_the_rest(tmp_pa
     connection = sqlite3.connect(store)
     assert connection.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     assert connection.execute("SELECT COUNT(*), COUNT(DISTINCT item_id) FROM results").fetchone() == (items, items)
+
+
+def test_a_local_model_that_cannot_load_stops_the_run_before_it_starts(tmp_path):
+    broken = tmp_path / "model"
+    broken.mkdir()
+    (broken / "config.json").write_text('{"model_type": "no-such-architecture"}')
+    store = tmp_path / "r.sqlite"
+    done = run_cli("run", "blind/touching-circles", "--model", f"hf/{broken}", "--limit", "3", "--store", str(store))
+    assert done.returncode == 2 and "could not be loaded" in done.stderr and "Traceback" not in done.stderr
+    assert sqlite3.connect(store).execute("SELECT COUNT(*) FROM results").fetchone()[0] == 0

@@ -138,7 +138,7 @@ class TouchingCircles(Benchmark):
             benchmark=self.id,
             id=item_id,
             question=TOUCHING_PROMPTS[prompt],
-            images=(ImageSource(f"{self.id}:{params}", functools.partial(_render, spec)),),
+            images=(ImageSource(spec.ref, functools.partial(_render, spec)),),
             kind=AnswerKind.YES_NO,
             target="yes" if answer else "no",
             groups={

@@ -156,7 +156,8 @@ class CustomFolder(Benchmark):
                 check_image_file(path)
             except ImageRejected as exc:
                 raise FolderError(f"image {exc}") from None
-            sources.append(ImageSource(str(path), lambda p=path: load_image(p)))
+            stat = path.stat()
+            sources.append(ImageSource(f"{path}@{stat.st_size}:{stat.st_mtime_ns}", lambda p=path: load_image(p)))
         return tuple(sources)
 
 

@@ -13,6 +13,8 @@ from PIL import Image
 
 from probes.stimuli.raster import blank, fill_disc, to_image
 
+# Bump when the drawing changes: image references (and so cached answers) are keyed by it.
+VERSION = 1
 BLUE = (0, 117, 255)
 MAGENTA = (234, 0, 255)
 ORIENTATIONS = {"vertical": 90, "horizontal": 0, "diagonal_1": -45, "diagonal_2": 45}
@@ -34,6 +36,13 @@ class TwoCircles:
             raise ValueError(f"gap is a fraction of the diameter in (-1, 2]; got {self.gap}")
         if not 16 <= self.canvas <= 4096:
             raise ValueError(f"canvas must be 16 to 4096 px; got {self.canvas}")
+
+    @property
+    def ref(self) -> str:
+        return (
+            f"two-circles/v{VERSION}:canvas={self.canvas},diameter={self.diameter!r},"
+            f"gap={self.gap!r},orientation={self.orientation}"
+        )
 
     @property
     def touching(self) -> bool:

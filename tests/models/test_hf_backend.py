@@ -67,3 +67,17 @@ def test_hub_model_online_will_download(monkeypatch):
 def test_local_folder_is_listed_as_present(tiny_vlm):
     info = describe(f"hf/{tiny_vlm}")
     assert info.available and "present" in info.reason
+
+
+def test_a_failed_load_is_remembered_so_a_run_does_not_retry_it_per_item(tmp_path, monkeypatch):
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "config.json").write_text("{not json")
+    backend = create(f"hf/{broken}")
+    with pytest.raises(Unavailable, match="could not be loaded"):
+        backend.warm_up()
+    calls = []
+    monkeypatch.setattr(type(backend), "_load_fresh", lambda self: calls.append(1))
+    with pytest.raises(Unavailable, match="could not be loaded"):
+        asyncio.run(backend.generate([user("hi")], GenerateConfig()))
+    assert calls == []

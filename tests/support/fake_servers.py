@@ -259,6 +259,9 @@ class _FakeServerBase:
     def _handle(self, h: _Handler) -> None:
         path = h.path.split("?", 1)[0]
         raw = h.read_body()
+        if h.command == "GET" and path == "/_stats":  # for a server in another process
+            h.send_reply(Reply(200, {"requests": self.request_count}))
+            return
         if h.command != "POST" or path not in self.paths:
             h.send_reply(self.error_reply(404, "not_found", f"no route for {h.command} {path}"))
             return
@@ -495,3 +498,31 @@ def roles(body: dict) -> list[str]:
     out = ["system"] if "system" in body else []
     out.extend(m.get("role") for m in body.get("messages") or [] if isinstance(m, dict))
     return out
+
+
+def serve_in_subprocess(protocol: str = "openai", reply: str = "Yes", latency: float = 0.0):
+    """Start a fake server in its own process (so it does not share the caller's GIL).
+
+    Returns (process, base_url, request_count) where request_count() asks the server.
+    """
+    import subprocess
+    import sys
+    import urllib.request
+
+    code = (
+        "import sys, time\n"
+        "from tests.support.fake_servers import FakeOpenAIServer, FakeAnthropicServer\n"
+        f"cls = FakeOpenAIServer if {protocol!r} == 'openai' else FakeAnthropicServer\n"
+        f"server = cls(responder=lambda body: {reply!r}, latency={latency!r}).start()\n"
+        "print(server.base_url, flush=True)\n"
+        "while True: time.sleep(3600)\n"
+    )
+    process = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    base_url = process.stdout.readline().strip()
+    root = base_url.removesuffix("/v1")
+
+    def request_count() -> int:
+        with urllib.request.urlopen(f"{root}/_stats") as response:
+            return json.loads(response.read())["requests"]
+
+    return process, base_url, request_count
