@@ -127,7 +127,11 @@ def cmd_models(args: argparse.Namespace) -> int:
 def cmd_generate(args: argparse.Namespace) -> int:
     if args.n < 1:
         raise UsageError("--n must be at least 1")
-    benchmark = get_benchmark(args.benchmark, params=_params(args.param))
+    params = _params(args.param)
+    benchmark = get_benchmark(args.benchmark, params=params)
+    if "seed" in getattr(benchmark, "params", {}) and "seed" not in params:
+        # A generated set drawn with random positions: --seed draws a different set.
+        benchmark = get_benchmark(args.benchmark, params={**params, "seed": [str(args.seed)]})
     items = select_items(benchmark.items(), args.n, args.seed)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

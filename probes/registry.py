@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from collections.abc import Callable
 from typing import Any
 
@@ -31,8 +33,12 @@ def register(benchmark_id: str) -> Callable[[Factory], Factory]:
 
 
 def _load_all() -> None:
-    # Each benchmark module registers itself on import.
-    from probes.benchmarks import blind, custom  # noqa: F401
+    """Import every module under probes/benchmarks: each registers itself on import, so a new
+    benchmark is one new file and no list to edit."""
+    import probes.benchmarks as package
+
+    for module in pkgutil.walk_packages(package.__path__, prefix="probes.benchmarks."):
+        importlib.import_module(module.name)
 
 
 def benchmark_ids() -> list[str]:
