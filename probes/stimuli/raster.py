@@ -7,6 +7,8 @@ the edge, which anti-aliases like 4x4 supersampling at a fraction of the cost. T
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 from PIL import Image
 
@@ -78,7 +80,7 @@ def stroke_polyline(canvas: np.ndarray, points: list[tuple[float, float]], width
     x0, y0, x1, y1 = box
     ys, xs = np.mgrid[y0:y1, x0:x1].astype(np.float32) + 0.5
     distance = np.full(xs.shape, np.inf, dtype=np.float32)
-    for (ax, ay), (bx, by) in zip(points, points[1:]):
+    for (ax, ay), (bx, by) in itertools.pairwise(points):
         dx, dy = bx - ax, by - ay
         length2 = dx * dx + dy * dy
         t = np.clip(((xs - ax) * dx + (ys - ay) * dy) / length2, 0.0, 1.0) if length2 else np.zeros_like(xs)
