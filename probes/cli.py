@@ -23,7 +23,7 @@ from probes.imageio import ImageRejected
 from probes.progress import ProgressBar
 from probes.registry import BenchmarkError, benchmark_ids, get_benchmark
 from probes.runner import RunError, RunPlan, run
-from probes.scoring import Row, aggregate
+from probes.scoring import Row, aggregate, published_rows, reference_row
 from probes.store import Store, default_path
 from probes.types import Item, Mode
 
@@ -93,6 +93,9 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument("--perturbation")
     report.add_argument("--by", action="append", default=[], metavar="GROUP", help="also break down by this group")
     report.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    report.add_argument(
+        "--no-references", dest="references", action="store_false", help="leave out chance and published rows"
+    )
     report.set_defaults(handler=cmd_report)
     return parser
 
@@ -200,6 +203,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     with Store(path) as store:
         results = store.results(args.benchmark, args.model, args.mode, args.perturbation)
     rows = aggregate(results, by=args.by)
+    if args.references:
+        rows += _reference_rows({r.benchmark for r in rows} | ({args.benchmark} if args.benchmark else set()), args.by)
     if args.format == "json":
         print(json.dumps([row.as_dict() for row in rows], indent=2))
     elif args.format == "csv":
@@ -214,6 +219,17 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 # --- helpers ----------------------------------------------------------------------------
+
+
+def _reference_rows(benchmarks: set[str], by: Sequence[str]) -> list[Row]:
+    """Chance and the papers' published numbers, for the benchmarks in the report."""
+    rows = []
+    known = set(benchmark_ids())
+    for benchmark_id in sorted(benchmarks & known):
+        chance = get_benchmark(benchmark_id).chance
+        if chance is not None:
+            rows.append(reference_row(benchmark_id, "chance", chance, "chance"))
+    return rows + published_rows(benchmarks, by)
 
 
 def select_items(items: list[Item], limit: int | None, seed: int) -> list[Item]:
@@ -241,24 +257,17 @@ def _safe(text: str) -> str:
 
 
 def _table(rows: Sequence[Row]) -> str:
-    header = (
-        "benchmark",
-        "model",
-        "mode",
-        "perturbation",
-        "group",
-        "n",
-        "accuracy",
-        "95% CI",
-        "unparsed",
-        "refused",
-        "errors",
-    )
-    lines = [header]
+    header = ["benchmark", "model", "mode", "perturbation", "group", "n", "accuracy", "95% CI", "unparsed", "refused"]
+    header += ["errors", "source"]
+    lines = [tuple(header)]
     for row in rows:
         accuracy = "-" if row.accuracy is None else f"{row.accuracy:.2f}"
         interval = "-" if row.ci_low is None else f"{row.ci_low:.1f}-{row.ci_high:.1f}"
-        lines.append((row.benchmark, row.model, row.mode, row.perturbation, row.group, str(row.n), accuracy,
-                      interval, str(row.unparsed), str(row.refused), str(row.errors)))  # fmt: skip
+        source = f"published ({row.paper.split(',')[0]})" if row.paper else row.source
+        n, unparsed, refused, errors = (
+            "-" if v is None else str(v) for v in (row.n, row.unparsed, row.refused, row.errors)
+        )
+        lines.append((row.benchmark, row.model, row.mode, row.perturbation, row.group, n, accuracy, interval, unparsed,
+                      refused, errors, source))  # fmt: skip
     widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
-    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=False)).rstrip() for line in lines)
+    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip() for line in lines)

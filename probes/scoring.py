@@ -7,6 +7,8 @@ model's answer and are left out of n; they are counted in `errors` and retried b
 
 from __future__ import annotations
 
+import functools
+import json
 import math
 import re
 import unicodedata
@@ -14,6 +16,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from fractions import Fraction
+from pathlib import Path
 from typing import Any
 
 from probes.types import AnswerKind, Parsed, Result, Status
@@ -60,15 +63,17 @@ class Row:
     mode: str
     perturbation: str
     group: str  # "overall", or "name=value"
-    n: int
-    correct: int
+    n: int | None  # None on reference rows: a paper's percentage, not our count
+    correct: int | None
     accuracy: float | None  # percent
     ci_low: float | None
     ci_high: float | None
-    unparsed: int
-    errors: int
-    refused: int = 0
+    unparsed: int | None
+    errors: int | None
+    refused: int | None = 0
     mean_latency: float | None = None
+    source: str = "measured"  # measured | published | chance
+    paper: str | None = None  # for published rows
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -121,3 +126,40 @@ def _group_sort_key(group: str) -> tuple:
 
 def _row_order(row: Row) -> tuple:
     return (row.benchmark, row.model, row.mode, row.perturbation, _group_sort_key(row.group))
+
+
+PUBLISHED = Path(__file__).resolve().parent.parent / "assets" / "published"
+
+
+@functools.cache
+def _published() -> tuple[tuple[str, dict[str, Any]], ...]:
+    rows = []
+    for path in sorted(PUBLISHED.glob("*.json")):
+        document = json.loads(path.read_text(encoding="utf-8"))
+        rows += [(document["paper"], row) for row in document["rows"]]
+    return tuple(rows)
+
+
+def published_rows(benchmarks: Iterable[str], by: Sequence[str] = ()) -> list[Row]:
+    """The papers' own numbers for these benchmarks: overall rows, and group rows for `by`."""
+    wanted = set(benchmarks)
+    rows = []
+    for paper, row in _published():
+        name = row["group"].partition("=")[0]
+        if row["benchmark"] in wanted and (row["group"] == "overall" or name in by):
+            rows.append(reference_row(row["benchmark"], row["model"], row["accuracy"], "published",
+                                      mode=row.get("mode", "0-shot"), group=row["group"], paper=paper))  # fmt: skip
+    return sorted(rows, key=lambda r: (r.benchmark, _group_sort_key(r.group)))
+
+
+def reference_row(
+    benchmark: str,
+    model: str,
+    accuracy: float,
+    source: str,
+    mode: str = "any",
+    group: str = "overall",
+    paper: str | None = None,
+) -> Row:
+    return Row(benchmark, model, mode, "none", group, None, None, accuracy, None, None, None, None, None,
+               source=source, paper=paper)  # fmt: skip

@@ -15,9 +15,10 @@ from tests.support.fake_servers import FakeAnthropicServer, FakeOpenAIServer, an
 
 
 def report_rows(store_path, *extra):
+    """The measured rows of `report --format json` (reference rows are tested on their own)."""
     done = run_cli("report", "--store", str(store_path), "--format", "json", *extra)
     assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
+    return [row for row in json.loads(done.stdout) if row["source"] == "measured"]
 
 
 def test_list_shows_touching_circles_and_explains_custom():
@@ -61,6 +62,14 @@ def test_chance_run_then_json_report(tmp_path):
     assert sum(r["n"] for r in by_prompt if r["group"] != "overall") == 50
     csv_out = run_cli("report", "--store", str(store), "--format", "csv").stdout
     assert csv_out.splitlines()[0].startswith("benchmark,model,mode,perturbation,group,n,correct,accuracy")
+    everything = json.loads(run_cli("report", "--store", str(store), "--format", "json", "--by", "prompt").stdout)
+    chance = next(r for r in everything if r["source"] == "chance")
+    assert chance["accuracy"] == 50.0 and chance["n"] is None
+    published = {(r["model"], r["group"]): r["accuracy"] for r in everything if r["source"] == "published"}
+    assert published[("GPT-4o", "overall")] == 72.69 and published[("Sonnet-3.5", "prompt=touching")] == 94.49
+    assert all("Vision language models are blind" in r["paper"] for r in everything if r["source"] == "published")
+    bare = json.loads(run_cli("report", "--store", str(store), "--format", "json", "--no-references").stdout)
+    assert {r["source"] for r in bare} == {"measured"}
 
 
 def test_openai_run_end_to_end_through_the_sdk_with_four_shots(tmp_path):

@@ -15,6 +15,7 @@ import itertools
 import random
 
 from probes.benchmarks.blind import SOURCE
+from probes.benchmarks.blind.released import released
 from probes.benchmarks.generated import (
     EXAMPLE_SEED_BASE,
     GeneratedBenchmark,
@@ -22,7 +23,7 @@ from probes.benchmarks.generated import (
     fraction,
     fraction_label,
 )
-from probes.registry import BenchmarkError, register
+from probes.registry import register
 from probes.stimuli.touching_circles import ORIENTATIONS, TwoCircles
 from probes.types import AnswerKind
 
@@ -88,7 +89,7 @@ class TouchingCircles(GeneratedBenchmark):
 
 
 @register("blind/touching-circles")
-def touching_circles(data: str | None = None, params=None) -> TouchingCircles:
+def touching_circles(data: str | None = None, params=None):
     if data is not None:
-        raise BenchmarkError(f"{TouchingCircles.id} is generated here and reads no --data")
+        return released(TouchingCircles.id, data, TouchingCircles, params)
     return TouchingCircles(params)
