@@ -63,6 +63,9 @@ class AnthropicBackend:
 
         return anthropic.AsyncAnthropic(api_key=self._key(), base_url=self.base_url)
 
+    async def aclose(self) -> None:
+        await self._clients.aclose()
+
     async def generate(
         self,
         messages: Sequence[Message],

@@ -69,3 +69,16 @@ class LoopLocal(Generic[T]):
         if client is None:
             client = self._clients[loop] = self._factory()
         return client
+
+    async def aclose(self) -> None:
+        """Close this loop's client (its connections) before the loop ends."""
+        client = self._clients.pop(asyncio.get_running_loop(), None)
+        if client is not None:
+            await client.close()
+
+
+async def aclose(backend: Backend) -> None:
+    """Release a backend's connections for the running loop, if it holds any."""
+    close = getattr(backend, "aclose", None)
+    if close is not None:
+        await close()

@@ -67,6 +67,9 @@ class OpenAIBackend:
 
         return openai.AsyncOpenAI(api_key=self._key() or "not-needed", base_url=self.base_url)
 
+    async def aclose(self) -> None:
+        await self._clients.aclose()
+
     async def generate(
         self,
         messages: Sequence[Message],

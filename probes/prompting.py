@@ -64,9 +64,6 @@ def _user_turn(
     text = benchmark.render_question(item)
     if mode.cot:
         text = f"{text}\n{benchmark.cot_instruction(item)}"
-    parts: list[TextPart | ImagePart] = []
-    if preamble:
-        parts.append(TextPart(preamble))
-    parts.extend(image_parts(item))
-    parts.append(TextPart(text))
+    parts: list[TextPart | ImagePart] = [TextPart(preamble)] if preamble else []
+    parts += benchmark.user_parts(item, image_parts(item), text)
     return Message("user", tuple(parts))

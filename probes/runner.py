@@ -17,12 +17,10 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from models.base import Backend, redact, warm_up
+from models.base import Backend, aclose, redact, warm_up
 from models.types import BackendError, GenerateConfig, ImagePart, Output
 from probes import perturb
-from probes.parsing import parse_item_reply
 from probes.prompting import Prompt, build_prompt
-from probes.scoring import grade
 from probes.store import Store
 from probes.types import Benchmark, Item, Mode, Result, Status
 
@@ -154,6 +152,8 @@ class Runner:
             for task in tasks:
                 task.cancel()
             self._executor.shutdown(wait=False, cancel_futures=True)
+            for backend in plan.models:
+                await aclose(backend)
         order = {item.id: index for index, item in enumerate(plan.items)}
         return sorted(
             results.values(), key=lambda r: ([b.model_id for b in plan.models].index(r.model), order[r.item_id])
@@ -203,11 +203,11 @@ class Runner:
 
     def _finish(self, result: Result, item: Item, output: Output, endpoint: str | None, save: bool = True) -> Result:
         """Parse, grade and save. `endpoint` None: the reply came from the cache."""
-        parsed = parse_item_reply(output.text, item)
+        parsed = self.plan.benchmark.parse_reply(output.text, item)
         result.status = parsed.status
         result.reply = output.text
         result.parsed = _jsonable(parsed.value)
-        result.correct = grade(item.kind, parsed, item.target)
+        result.correct, result.score = self.plan.benchmark.grade(item, parsed)
         result.latency = output.latency
         result.input_tokens = output.usage.input_tokens
         result.output_tokens = output.usage.output_tokens

@@ -1,8 +1,10 @@
 """Grading single answers and aggregating results into scoreboard rows.
 
-Accuracy counts every result the model replied to: an unparsed or refused reply is wrong, as a
-person's unreadable answer would be. Results with status `error` (no reply at all) are not the
-model's answer and are left out of n; they are counted in `errors` and retried by the next run.
+Accuracy is the mean score of every result the model replied to: an unparsed or refused reply
+is wrong (score 0), as a person's unreadable answer would be. Results with status `error` (no
+reply at all) are not the model's answer and are left out of n; they are counted in `errors` and
+retried by the next run. A benchmark may score other than right/wrong (texture generation's match
+rate) and may leave malformed replies out of n, as its paper does.
 """
 
 from __future__ import annotations
@@ -94,16 +96,18 @@ def aggregate(results: Iterable[Result], by: Sequence[str] = ()) -> list[Row]:
 
 
 def _row(key: tuple[str, str, str, str, str], members: list[Result]) -> Row:
-    graded = [r for r in members if r.status is not Status.ERROR and r.correct is not None]
-    correct = sum(1 for r in graded if r.correct)
-    n = len(graded)
-    low, high = wilson(correct, n)
+    scored = [r.score for r in members if r.status is not Status.ERROR and r.score is not None]
+    correct = sum(1 for r in members if r.correct)
+    n = len(scored)
+    total = sum(scored)
+    # Wilson needs whole successes; for right/wrong scores `total` is exactly the count.
+    low, high = wilson(round(total), n)
     latencies = [r.latency for r in members if r.latency is not None and r.status is not Status.ERROR]
     return Row(
         *key,
         n=n,
         correct=correct,
-        accuracy=round(100 * correct / n, 2) if n else None,
+        accuracy=round(100 * total / n, 2) if n else None,
         ci_low=round(100 * low, 2) if n else None,
         ci_high=round(100 * high, 2) if n else None,
         unparsed=sum(1 for r in members if r.status is Status.UNPARSED),

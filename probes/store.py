@@ -28,7 +28,14 @@ from typing import Any
 from models.types import Output, Usage
 from probes.types import Result, Status
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: results.score
+RESULT_COLUMNS = (
+    "benchmark", "item_id", "model", "mode", "perturbation", "status", "reply", "parsed", "correct", "score", "target",
+    "latency", "input_tokens", "output_tokens", "error", "prompt_hash", "cache_key", "groups", "item_ref", "created_at",
+)  # fmt: skip
+_INSERT_RESULT = (
+    f"INSERT OR REPLACE INTO results ({', '.join(RESULT_COLUMNS)}) VALUES ({', '.join('?' * len(RESULT_COLUMNS))})"
+)
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS responses (
@@ -52,6 +59,7 @@ CREATE TABLE IF NOT EXISTS results (
     reply TEXT,
     parsed TEXT,
     correct INTEGER,
+    score REAL,
     target TEXT,
     latency REAL,
     input_tokens INTEGER,
@@ -92,8 +100,12 @@ class Store:
             for statement in _SCHEMA.strip().split(";"):
                 if statement.strip():
                     self._db.execute(statement)
+            columns = {row[1] for row in self._db.execute("PRAGMA table_info(results)")}
+            if "score" not in columns:  # a version 1 store: every score was right/wrong
+                self._db.execute("ALTER TABLE results ADD COLUMN score REAL")
+                self._db.execute("UPDATE results SET score = correct WHERE status != 'error'")
             self._db.execute(
-                "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
+                "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
             )
 
     @contextmanager
@@ -161,17 +173,14 @@ class Store:
         results = [
             (result.benchmark, result.item_id, result.model, result.mode, result.perturbation, result.status.value,
              result.reply, json.dumps(result.parsed), None if result.correct is None else int(result.correct),
-             json.dumps(result.target), result.latency, result.input_tokens, result.output_tokens, result.error,
+             result.score, json.dumps(result.target), result.latency, result.input_tokens, result.output_tokens, result.error,
              result.prompt_hash, result.cache_key, json.dumps(dict(result.groups), sort_keys=True),
              json.dumps(dict(result.item_ref), sort_keys=True, default=str), now)
             for result, _, _ in entries
         ]  # fmt: skip
         with self._transaction():
             self._db.executemany("INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", responses)
-            self._db.executemany(
-                "INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                results,
-            )
+            self._db.executemany(_INSERT_RESULT, results)
 
     def results(
         self,
@@ -193,9 +202,8 @@ class Store:
         where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
         with self._lock:
             rows = self._db.execute(
-                "SELECT benchmark, item_id, model, mode, perturbation, status, reply, parsed, correct, target,"
-                " latency, input_tokens, output_tokens, error, prompt_hash, cache_key, groups, item_ref, created_at"
-                f" FROM results {where} ORDER BY benchmark, model, mode, perturbation, item_id",
+                f"SELECT {', '.join(RESULT_COLUMNS)} FROM results {where}"
+                " ORDER BY benchmark, model, mode, perturbation, item_id",
                 values,
             ).fetchall()
         return [_result(row) for row in rows]
@@ -206,7 +214,7 @@ class Store:
 
 
 def _result(row: tuple[Any, ...]) -> Result:
-    (benchmark, item_id, model, mode, perturbation, status, reply, parsed, correct, target,
+    (benchmark, item_id, model, mode, perturbation, status, reply, parsed, correct, score, target,
      latency, input_tokens, output_tokens, error, prompt_hash, cache_key, groups, item_ref, created_at) = row  # fmt: skip
     return Result(
         benchmark=benchmark,
@@ -218,6 +226,7 @@ def _result(row: tuple[Any, ...]) -> Result:
         reply=reply,
         parsed=json.loads(parsed) if parsed else None,
         correct=None if correct is None else bool(correct),
+        score=score,
         target=json.loads(target) if target else None,
         latency=latency,
         input_tokens=input_tokens,

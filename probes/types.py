@@ -11,6 +11,8 @@ from typing import Any
 
 from PIL import Image
 
+from models.types import ImagePart, TextPart
+
 
 class AnswerKind(StrEnum):
     CHOICE = "choice"  # one of the item's options, named by its label (a/b/c, 0/1, 1/2) or its text
@@ -134,6 +136,7 @@ class Result:
     reply: str | None = None
     parsed: Any = None
     correct: bool | None = None
+    score: float | None = None  # this result's share of the accuracy: 1/0, or a match rate; None: left out
     target: Any = None
     latency: float | None = None
     input_tokens: int | None = None
@@ -207,6 +210,26 @@ class Benchmark(ABC):
             "answer on the last line, formatted as 'Answer: <answer>', in the format the "
             "question asks for."
         )
+
+    def user_parts(self, item: Item, images: list[ImagePart], text: str) -> list[TextPart | ImagePart]:
+        """The parts of a user turn: by default the item's images, then its text. Benchmarks
+        whose images need labels (DiscriBench's "Image 1: ") interleave them here."""
+        return [*images, TextPart(text)]
+
+    def parse_reply(self, reply: str, item: Item) -> Parsed:
+        """Read a reply. By default the shared parser; a paper with its own scoring rule
+        (DiscriBench's regex) overrides this to grade exactly as the paper did."""
+        from probes.parsing import parse_item_reply  # parsing imports this module
+
+        return parse_item_reply(reply, item)
+
+    def grade(self, item: Item, parsed: Parsed) -> tuple[bool | None, float | None]:
+        """(correct, score). By default right or wrong, scoring 1 or 0; texture generation
+        overrides this with its match rate."""
+        from probes.scoring import grade  # scoring imports this module
+
+        correct = grade(item.kind, parsed, item.target)
+        return correct, None if correct is None else float(correct)
 
     def render_answer(self, example: Item, cot: bool) -> str:
         """An example's assistant turn."""

@@ -7,8 +7,8 @@ import io
 import pytest
 from PIL import Image
 
-from models.registry import create
-from models.types import GenerateConfig, Unavailable
+from models.registry import create, load_endpoints
+from models.types import GenerateConfig, Unavailable, user
 from probes.registry import get_benchmark
 from probes.runner import RunError, RunPlan, run
 from probes.types import Mode, Status
@@ -139,20 +139,20 @@ def test_perturbations_change_what_is_sent(circles, store, openai_env):
     assert perturbations == {"no-image", "flip-vertical"}
 
 
-def test_models_run_side_by_side_and_a_slow_one_does_not_hold_back_a_fast_one(circles, store, openai_env, monkeypatch):
-    openai_env(lambda body: "Yes", latency=0.3)
+def test_models_run_side_by_side_and_a_slow_one_does_not_hold_back_a_fast_one(circles, store, tmp_path, monkeypatch):
     finished = []
-    with FakeAnthropicServer(responder=lambda body: "No") as anthropic_server:
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", anthropic_server.base_url)
+    with FakeOpenAIServer(lambda body: "Yes", latency=0.5) as slow, FakeAnthropicServer(lambda body: "No") as fast:
+        models_file = tmp_path / "models.toml"
+        models_file.write_text(f'[[endpoints]]\nname = "slow"\nbase_url = "{slow.base_url}"\nmodels = ["m"]\n')
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", fast.base_url)
         monkeypatch.setenv("ANTHROPIC_API_KEY", "k-000000")
-        plan = RunPlan(
-            circles,
-            circles.items()[:4],
-            [create("openai/slow"), create("anthropic/fast"), create("baseline/chance")],
-            concurrency=1,
-        )
+        backends = [create("slow/m", load_endpoints(models_file)), create("anthropic/fast"), create("baseline/chance")]
+        asyncio.run(backends[1].generate([user("warm up")], GenerateConfig()))  # SDK import and first connection
+        plan = RunPlan(circles, circles.items()[:4], backends, concurrency=1)
         results = asyncio.run(run(plan, store, lambda result, progress: finished.append(result.model)))
     assert len(results) == 12
-    assert finished.index("openai/slow") > finished.index("anthropic/fast")
-    assert finished[:8].count("openai/slow") <= 1
-    assert len(anthropic_images(anthropic_server.requests[0]["body"])) == 1
+    # The slow model's answers arrive every 0.5 s, one at a time; the others do not wait for them.
+    second_slow = [i for i, model in enumerate(finished) if model == "slow/m"][1]
+    assert finished[:second_slow].count("anthropic/fast") == 4
+    assert finished[:second_slow].count("baseline/chance") == 4
+    assert len(anthropic_images(fast.requests[-1]["body"])) == 1

@@ -25,7 +25,19 @@ def test_grading_per_kind():
 
 
 def _result(item, correct, status=Status.ANSWERED, group="a", latency=1.0):
-    return Result("b", item, "m", "0-shot", "none", status, correct=correct, groups={"g": group}, latency=latency)
+    score = None if correct is None else float(correct)
+    return Result("b", item, "m", "0-shot", "none", status, correct=correct, score=score, groups={"g": group},
+                  latency=latency)  # fmt: skip
+
+
+def test_fractional_scores_average_and_unscored_results_are_left_out():
+    results = [
+        Result("b", "1", "m", "0-shot", "none", Status.ANSWERED, score=1 / 3),
+        Result("b", "2", "m", "0-shot", "none", Status.ANSWERED, score=2 / 3),
+        Result("b", "3", "m", "0-shot", "none", Status.UNPARSED, score=None),  # malformed: excluded, counted
+    ]
+    [row] = aggregate(results)
+    assert row.n == 2 and row.accuracy == 50.0 and row.unparsed == 1
 
 
 def test_aggregate_counts_unparsed_as_wrong_and_leaves_errors_out():

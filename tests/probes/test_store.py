@@ -62,3 +62,24 @@ def test_two_writers_on_one_file_both_complete(tmp_path):
     assert failures == []
     with Store(path) as store:
         assert store.count() == 400
+
+
+def test_a_version_1_store_gains_scores_from_its_right_and_wrong_answers(tmp_path):
+    path = tmp_path / "old.sqlite"
+    old = sqlite3.connect(path)
+    old.execute(
+        "CREATE TABLE results (benchmark TEXT NOT NULL, item_id TEXT NOT NULL, model TEXT NOT NULL, mode TEXT NOT NULL,"
+        " perturbation TEXT NOT NULL, status TEXT NOT NULL, reply TEXT, parsed TEXT, correct INTEGER, target TEXT,"
+        " latency REAL, input_tokens INTEGER, output_tokens INTEGER, error TEXT, prompt_hash TEXT, cache_key TEXT,"
+        " groups TEXT NOT NULL, item_ref TEXT NOT NULL, created_at REAL NOT NULL,"
+        " PRIMARY KEY (benchmark, item_id, model, mode, perturbation))"
+    )
+    old.execute("INSERT INTO results VALUES ('b','1','m','0-shot','none','answered','Yes','\"yes\"',1,'\"yes\"',"
+                "0.1,NULL,NULL,NULL,NULL,NULL,'{}','{}',0)")  # fmt: skip
+    old.commit()
+    old.close()
+    with Store(path) as store:
+        [result] = store.results()
+        assert result.score == 1.0 and result.correct is True
+        store.record(_result("2", key="k2"))
+        assert store.count() == 2
