@@ -1,4 +1,4 @@
-"""`python -m probes ...`: list, models, generate, run, report.
+"""`python -m probes ...`: list, models, generate, run, import, report.
 
 User mistakes (unknown ids, missing keys, malformed folders) print one clear message and exit
 with status 2, never a traceback.
@@ -20,6 +20,7 @@ from models import registry as model_registry
 from models.types import BackendError, GenerateConfig
 from probes import perturb
 from probes.imageio import ImageRejected
+from probes.importing import import_file
 from probes.progress import ProgressBar
 from probes.registry import BenchmarkError, benchmark_ids, get_benchmark
 from probes.runner import RunError, RunPlan, run
@@ -84,6 +85,15 @@ def _parser() -> argparse.ArgumentParser:
     runner.add_argument("--temperature", type=float, default=0.0)
     runner.add_argument("--models-file", help="TOML file of OpenAI-compatible endpoints (default: $PROBE_MODELS)")
     runner.set_defaults(handler=cmd_run)
+
+    importer = commands.add_parser("import", help="grade replies produced elsewhere (JSON Lines) into the store")
+    importer.add_argument("file", help="one JSON record per line: item_id, response [, target, options, category]")
+    importer.add_argument("--benchmark", required=True)
+    importer.add_argument("--model", required=True, help="the name the results appear under")
+    importer.add_argument("--mode", default="0-shot", help="0-shot, 4-shot, 4-shot+CoT ... (default 0-shot)")
+    importer.add_argument("--data", help="local copy of the benchmark's data, to grade records without target")
+    importer.add_argument("--store", help=f"results database (default {default_path()})")
+    importer.set_defaults(handler=cmd_import)
 
     report = commands.add_parser("report", help="accuracy tables from the results store")
     report.add_argument("--store", help=f"results database (default {default_path()})")
@@ -193,6 +203,18 @@ def cmd_run(args: argparse.Namespace) -> int:
     if errors:
         print(f"{len(errors)} request(s) failed; first: {errors[0].error}", file=sys.stderr)
         print("run the same command again to retry them", file=sys.stderr)
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    try:
+        Mode.parse(args.mode)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    benchmark = get_benchmark(args.benchmark, data=args.data)
+    with Store(args.store) as store:
+        summary = import_file(Path(args.file), benchmark, args.model, args.mode, store)
+    print(summary.describe())
     return 0
 
 

@@ -272,12 +272,24 @@ def _label_at_start(text: str, context: _Context) -> int | None:
     return None
 
 
+def _light(text: str) -> str:
+    return re.sub(r"\s+", " ", text.casefold()).strip().strip("\"'“”‘’").rstrip(".").strip()
+
+
 def _option_text(text: str, context: _Context) -> int | None:
+    """The one option whose text the reply gives: exactly (symbols kept, so "1 = 2 = 3." and
+    "1 > 2 = 3." stay apart), else loosely (punctuation ignored) when that is unambiguous."""
+    light = [_light(o) for o in context.options]
+    exact = [i for i, o in enumerate(light) if o == _light(text)]
+    if len(exact) == 1:
+        return exact[0]
     simple = _simplify(text)
     options = [_simplify(o) for o in context.options]
-    if simple in options:
+    # Options that read the same once punctuation is gone cannot be told apart loosely.
+    distinct = [i for i, o in enumerate(options) if o and options.count(o) == 1]
+    if simple in [options[i] for i in distinct]:
         return options.index(simple)
-    found = [i for i, o in enumerate(options) if o and re.search(rf"(?<!\w){re.escape(o)}(?!\w)", simple)]
+    found = [i for i in distinct if re.search(rf"(?<!\w){re.escape(options[i])}(?!\w)", simple)]
     # An option whose text sits inside another found option's text ("object" in "both
     # objects") is not a separate mention.
     found = [i for i in found if not any(j != i and options[i] in options[j] for j in found)]

@@ -49,7 +49,11 @@ def build_prompt(
     for example in examples:
         messages.append(_user_turn(benchmark, example, mode, image_parts, preamble if not messages else None))
         messages.append(assistant(benchmark.render_answer(example, mode.cot)))
-    messages.append(_user_turn(benchmark, item, mode, image_parts, preamble if not messages else None))
+    opening = preamble if not messages else None
+    prefix = benchmark.query_prefix(mode.shots, mode.cot)
+    if prefix:
+        opening = f"{opening}\n{prefix}" if opening else prefix
+    messages.append(_user_turn(benchmark, item, mode, image_parts, opening))
     frozen = tuple(messages)
     return Prompt(frozen, prompt_hash(frozen))
 
@@ -59,11 +63,12 @@ def _user_turn(
     item: Item,
     mode: Mode,
     image_parts: Callable[[Item], list[ImagePart]],
-    preamble: str | None,
+    opening: str | None,
 ) -> Message:
     text = benchmark.render_question(item)
-    if mode.cot:
-        text = f"{text}\n{benchmark.cot_instruction(item)}"
-    parts: list[TextPart | ImagePart] = [TextPart(preamble)] if preamble else []
+    instruction = benchmark.cot_instruction(item) if mode.cot else ""
+    if instruction:
+        text = f"{text}\n{instruction}"
+    parts: list[TextPart | ImagePart] = [TextPart(opening)] if opening else []
     parts += benchmark.user_parts(item, image_parts(item), text)
     return Message("user", tuple(parts))

@@ -198,6 +198,10 @@ class Benchmark(ABC):
         """Text before everything else in the first user turn (a task instruction), or None."""
         return None
 
+    def query_prefix(self, shots: int, cot: bool) -> str | None:
+        """Text at the start of the item's own turn, after the examples ("Now you try it.")."""
+        return None
+
     def render_question(self, item: Item) -> str:
         if not item.options:
             return item.question
@@ -205,6 +209,7 @@ class Benchmark(ABC):
         return item.question + "\n" + "\n".join(lines)
 
     def cot_instruction(self, item: Item) -> str:
+        """Appended to every question in CoT mode ("" when the preamble already asks for it)."""
         return (
             "Think step by step about what you see before answering. Then give your final "
             "answer on the last line, formatted as 'Answer: <answer>', in the format the "
@@ -215,6 +220,10 @@ class Benchmark(ABC):
         """The parts of a user turn: by default the item's images, then its text. Benchmarks
         whose images need labels (DiscriBench's "Image 1: ") interleave them here."""
         return [*images, TextPart(text)]
+
+    def groups_for_category(self, category: str) -> dict[str, str]:
+        """Scoreboard groups of an imported record that names only its category."""
+        return {"category": category}
 
     def parse_reply(self, reply: str, item: Item) -> Parsed:
         """Read a reply. By default the shared parser; a paper with its own scoring rule

@@ -1,0 +1,272 @@
+"""IllusionVQA (Shahgir et al., 2024; seeds 000 JA and 004 EN): multiple choice on optical illusions.
+
+- `illusionvqa/comprehension`: 435 test items on 370 images, 3 to 6 options (a few 2, 7 or 8),
+  one correct; 16 categories in the data, 12 in the paper (counting, perspective, angle
+  constancy, occlusion and repeating pattern merged into Miscellaneous). Groups: `category`
+  (the paper's 12) and `raw_category` (the data's 16).
+- `illusionvqa/soft-localization`: 1000 items, two drawings side by side, "Which object is
+  geometrically impossible?", options The left object / The right object / Both objects /
+  Neither object; shown in grayscale. Chance 25%.
+
+Data: the Hugging Face datasets `csebuetnlp/illusionVQA-Comprehension` and
+`csebuetnlp/illusionVQA-Soft-Localization` (default; split `train` holds the 4 few-shot
+examples, `test` the items), or `--data PATH` for the authors' local layout: PATH holds
+`eval_labels.json` with images in `EVAL/`, and `fewshot_labels.json` with images in `FEW_SHOTS/`.
+Records: image, question, options, answer (the option TEXT), category, id (soft-loc: reasoning).
+
+Prompting as the paper's Appendix E: its instruction first, options as `a. text` lines in stored
+order, every image scaled so its longer side is at most 512 px. 4-shot: "Here are a few
+examples:", then the 4 train examples, "Now you try it." and the item. The paper pasted the
+examples into one prompt; here each example is a user turn (its image, question, options) and an
+assistant turn "Answer: {letter}", as DESIGN.md asks of every few-shot prompt. 4-shot+CoT uses the
+paper's CoT instruction and the examples' reasoning. The paper ran CoT on soft-localization only;
+comprehension examples have no reasoning, so their CoT turns hold the answer alone.
+
+`--param subset=fewshot` asks the 4 train examples themselves while they sit in the context
+(Appendix H: models still fail them).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from PIL import Image
+
+from probes.imageio import ImageRejected, check_image_file, load_image
+from probes.registry import BenchmarkError, register
+from probes.types import AnswerKind, Benchmark, ImageSource, Item
+
+PAPER = "Shahgir et al., IllusionVQA: A Challenging Optical Illusion Dataset for Vision Language Models (2024)"
+HUB = {
+    "illusionvqa/comprehension": "csebuetnlp/illusionVQA-Comprehension",
+    "illusionvqa/soft-localization": "csebuetnlp/illusionVQA-Soft-Localization",
+}
+MAX_SIDE = 512
+
+INSTRUCTION = (
+    "You'll be given an image, an instruction, and some options. You have to select the correct one. "
+    "Do not explain your reasoning. Answer with only the letter that corresponds to the correct option. "
+    "Do not repeat the entire answer."
+)
+COT_INSTRUCTION = (
+    "You'll be given an image, an instruction, and some choices. You have to select the correct one. "
+    "Reason about the choices in the context of the question and the image. "
+    "End your answer with 'Answer': {letter_of_correct_choice} without the curly brackets."
+)
+EXAMPLES_INTRO = "Here are a few examples:"
+NOW_YOU = "Now you try it."
+
+# The paper's Table 1 reports 12 classes; the data has 16 (five small ones merged).
+REPORTED_CATEGORY = {
+    "impossible object": "Impossible Object",
+    "real-scene": "Real-Scene",
+    "size": "Size",
+    "hidden": "Hidden",
+    "deceptive design": "Deceptive Design",
+    "angle illusion": "Angle Illusion",
+    "color": "Color",
+    "edited-scene": "Edited-Scene",
+    "upside-down": "Upside-Down",
+    "positive-negative space": "Positive-Negative Space",
+    "circle-spiral": "Circle-Spiral",
+    "counting": "Miscellaneous",
+    "perspective": "Miscellaneous",
+    "angle constancy": "Miscellaneous",
+    "occlusion": "Miscellaneous",
+    "repeating pattern": "Miscellaneous",
+}
+
+
+class IllusionVQA(Benchmark):
+    source = PAPER
+
+    def __init__(self, benchmark_id: str, data: str | None, subset: str):
+        super().__init__()
+        self.id = benchmark_id
+        self.soft = benchmark_id.endswith("soft-localization")
+        self.title = "Which object is geometrically impossible?" if self.soft else "Optical illusion comprehension"
+        self.chance = 25.0 if self.soft else None  # comprehension: 3 to 6 options per item
+        self.subset = subset
+        self.data = data
+        self._records: tuple[list[Item], list[Item]] | None = None
+
+    # --- data ----------------------------------------------------------------------------
+
+    def _load(self) -> tuple[list[Item], list[Item]]:
+        if self._records is None:
+            rows = _local_rows(Path(self.data)) if self.data else _hub_rows(HUB[self.id])
+            self._records = (
+                [self._item(row, f"test-{row['id']}") for row in rows["test"]],
+                [self._item(row, f"fewshot-{index}") for index, row in enumerate(rows["train"])],
+            )
+        return self._records
+
+    def load_items(self) -> list[Item]:
+        test, fewshot = self._load()
+        return fewshot if self.subset == "fewshot" else test
+
+    def load_examples(self) -> list[Item]:
+        return self._load()[1]
+
+    def size_note(self) -> str:
+        return "1000 items" if self.soft else "435 items (370 images)"
+
+    def groups_for_category(self, category: str) -> dict[str, str]:
+        if self.soft:
+            return {}
+        return {"category": REPORTED_CATEGORY.get(category, category), "raw_category": category}
+
+    def _item(self, row: Mapping[str, Any], item_id: str) -> Item:
+        options = tuple(row["options"])
+        if row["answer"] not in options:
+            raise BenchmarkError(f"{self.id} item {row.get('id')}: answer {row['answer']!r} is not among its options")
+        groups = self.groups_for_category(str(row.get("category") or ""))
+        return Item(
+            benchmark=self.id,
+            id=item_id,
+            question=row["question"],
+            images=(ImageSource(row["image_ref"], _fitted(row["image_loader"], grayscale=self.soft)),),
+            kind=AnswerKind.CHOICE,
+            target=options.index(row["answer"]),
+            options=options,
+            groups=groups,
+            params={"id": row.get("id"), "image": row.get("image_name")},
+            reasoning=row.get("reasoning") or None,
+        )
+
+    # --- prompting -----------------------------------------------------------------------
+
+    def select_examples(self, item: Item, k: int) -> list[Item]:
+        """The paper's 4 train examples, the same for every item (and for the in-context
+        probe, the item itself among them, on purpose)."""
+        pool = self.examples()
+        if k > len(pool):
+            raise BenchmarkError(f"{self.id} has {len(pool)} few-shot examples; {k} asked")
+        return pool[:k]
+
+    def preamble(self, shots: int, cot: bool) -> str:
+        instruction = COT_INSTRUCTION if cot else INSTRUCTION
+        return f"{instruction} {EXAMPLES_INTRO}" if shots else instruction
+
+    def query_prefix(self, shots: int, cot: bool) -> str | None:
+        return NOW_YOU if shots else None
+
+    def cot_instruction(self, item: Item) -> str:
+        return ""  # the preamble carries the paper's CoT instruction
+
+    def render_answer(self, example: Item, cot: bool) -> str:
+        answer = f"Answer: {example.target_text()}"
+        return f"{example.reasoning}\n{answer}" if cot and example.reasoning else answer
+
+
+def _fitted(load: Callable[[], Image.Image], grayscale: bool) -> Callable[[], Image.Image]:
+    def fitted() -> Image.Image:
+        image = load()
+        if max(image.size) > MAX_SIDE:
+            scale = MAX_SIDE / max(image.size)
+            size = (max(1, round(image.width * scale)), max(1, round(image.height * scale)))
+            image = image.resize(size, Image.Resampling.LANCZOS)
+        return image.convert("L") if grayscale else image
+
+    return fitted
+
+
+def _hub_rows(name: str) -> dict[str, list[dict[str, Any]]]:
+    try:
+        import datasets
+    except ImportError:
+        raise BenchmarkError(
+            "the IllusionVQA datasets need the datasets package: pip install -r requirements.txt"
+        ) from None
+    try:
+        loaded = datasets.load_dataset(name)
+    except Exception as exc:  # no network, no cache, renamed dataset ...
+        raise BenchmarkError(
+            f"could not load {name} from the Hugging Face Hub ({type(exc).__name__}: {exc}); "
+            "with no internet, point --data at a local copy (eval_labels.json, fewshot_labels.json, EVAL/, FEW_SHOTS/)"
+        ) from None
+    rows: dict[str, list[dict[str, Any]]] = {}
+    for split in ("test", "train"):
+        if split not in loaded:
+            raise BenchmarkError(f"{name} has no {split} split")
+        table = loaded[split]
+        fingerprint = getattr(table, "_fingerprint", "")
+        columns = [c for c in table.column_names if c != "image"]
+        rows[split] = [
+            {**row, "image_ref": f"{name}@{fingerprint}:{split}:{index}", "image_loader": _hub_image(table, index)}
+            for index, row in enumerate(table.select_columns(columns))
+        ]
+    return rows
+
+
+def _hub_image(table, index: int) -> Callable[[], Image.Image]:
+    return lambda: table[index]["image"]
+
+
+def _local_rows(folder: Path) -> dict[str, list[dict[str, Any]]]:
+    if not folder.is_dir():
+        raise BenchmarkError(f"--data {folder}: no such folder")
+    return {
+        "test": _labels(folder, "eval_labels.json", "EVAL"),
+        "train": _labels(folder, "fewshot_labels.json", "FEW_SHOTS"),
+    }
+
+
+def _labels(folder: Path, name: str, image_dir: str) -> list[dict[str, Any]]:
+    path = folder / name
+    try:
+        records = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise BenchmarkError(
+            f"{folder}: no {name} (the authors' layout: {name} beside an {image_dir}/ folder)"
+        ) from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise BenchmarkError(f"{path}: not valid JSON ({exc})") from None
+    if not isinstance(records, list):
+        raise BenchmarkError(f"{path}: expected a JSON list of records")
+    rows = []
+    root = (folder / image_dir).resolve()
+    for index, record in enumerate(records):
+        where = f"{path} record {index}"
+        if not isinstance(record, dict) or not all(k in record for k in ("image", "question", "options", "answer")):
+            raise BenchmarkError(f"{where}: needs image, question, options and answer")
+        if not isinstance(record["options"], list) or len(record["options"]) < 2:
+            raise BenchmarkError(f"{where}: options must be a list of at least two")
+        image = (root / str(record["image"])).resolve()
+        if not image.is_relative_to(root):
+            raise BenchmarkError(f"{where}: image {record['image']!r} is outside {image_dir}/")
+        try:
+            check_image_file(image)
+        except ImageRejected as exc:
+            raise BenchmarkError(f"{where}: image {exc}") from None
+        stat = image.stat()
+        rows.append(
+            {
+                **record,
+                "id": record.get("id", index),
+                "image_name": record["image"],
+                "image_ref": f"{image}@{stat.st_size}:{stat.st_mtime_ns}",
+                "image_loader": lambda p=image: load_image(p),
+            }
+        )
+    return rows
+
+
+def _factory(benchmark_id: str) -> Callable[..., Benchmark]:
+    def build(data: str | None = None, params: Mapping[str, Sequence[str]] | None = None) -> Benchmark:
+        params = dict(params or {})
+        subset = params.pop("subset", ["test"])
+        if params:
+            raise BenchmarkError(f"{benchmark_id} has no parameter {', '.join(params)}; it has subset (test, fewshot)")
+        if len(subset) != 1 or subset[0] not in ("test", "fewshot"):
+            raise BenchmarkError("--param subset= takes one of test, fewshot")
+        return IllusionVQA(benchmark_id, data, subset[0])
+
+    return build
+
+
+for _id in HUB:
+    register(_id)(_factory(_id))
