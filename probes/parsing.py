@@ -165,14 +165,28 @@ _COUNT_PHRASES = re.compile(
 )
 
 
+# How often lines meet, said in words: "they cross twice", "they never touch".
+_TIMES = re.compile(
+    r"\b(?:cross|crosses|meet|meets|touch|touches|intersect|intersects)\s+(?:each\s+other\s+)?"
+    r"(once|twice|thrice|" + "|".join(NUMBER_WORDS) + r"|\d+)(?:\s+times?)?\b"
+    r"|\b(never)\s+(?:cross|meet|touch|intersect)|\bthere\s+(?:are|is)\s+(no)\s+\w+",
+    re.IGNORECASE,
+)
+_TIMES_WORDS = {"once": 1, "twice": 2, "thrice": 3, "never": 0, "no": 0}
+
+
 def _loose_number(text: str, context: _Context) -> int | None:
     whole = re.fullmatch(r"[\s\"'“‘(\[{]*" + _NUM + r"[\s\"'”’)\]}.!]*", text, re.IGNORECASE)
     if whole:
         return _to_int(whole.group(1))
-    phrases = [m for m in _COUNT_PHRASES.finditer(text)]
+    phrases = list(_COUNT_PHRASES.finditer(text))
     if phrases:
         last = phrases[-1]
         return _to_int(last.group(1) or last.group(2))
+    times = list(_TIMES.finditer(text))
+    if times:
+        word = next(g for g in times[-1].groups() if g).lower()
+        return _TIMES_WORDS[word] if word in _TIMES_WORDS else _to_int(word)
     digits = {int(d) for d in re.findall(r"(?<![\d.])\d+(?![\d.]\d)", text)}
     if len(digits) == 1:
         return digits.pop()

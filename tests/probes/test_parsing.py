@@ -110,6 +110,12 @@ NUMBERS = [
     ("I think there are 2 intersections.\n\nFinal answer: 2", 2),
     ("Total: 5", 5),
     ("It has exactly 3 intersections", 3),
+    ("The lines cross twice.", 2),
+    ("The lines intersect once.", 1),
+    ("There are no intersections.", 0),
+    ("They never touch.", 0),
+    ("The blue and red lines touch each other 3 times.", 3),
+    ("There is no gap at the first crossing, and there are 2 intersections in all.", 2),
 ]
 NUMBERS_UNPARSED = [
     "The lines cross at x=2 and then again at x=5.",
