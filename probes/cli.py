@@ -153,7 +153,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
         for index, item in enumerate(items):
             names = []
             for position, source in enumerate(item.images):
-                name = f"{index:05d}_{_safe(item.id)}" + (f"_{position}" if len(item.images) > 1 else "") + ".png"
+                name = f"{index:05d}" + (f"_{position}" if len(item.images) > 1 else "") + ".png"
                 source.load().save(out / name, format="PNG")
                 names.append(name)
             record = {
@@ -272,10 +272,6 @@ def _params(pairs: Sequence[str]) -> dict[str, list[str]]:
             raise UsageError(f"--param {pair!r}: write NAME=V1,V2,...")
         params[name.strip()] = [v.strip() for v in values.split(",") if v.strip()]
     return params
-
-
-def _safe(text: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_.+" else "_" for c in text)[:80]
 
 
 def _table(rows: Sequence[Row]) -> str:
