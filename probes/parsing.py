@@ -51,6 +51,11 @@ _HEDGES = re.compile(
 )
 
 
+def is_refusal(reply: str) -> bool:
+    """Whether the model declined to answer ("I'm sorry, I can't help with that")."""
+    return bool(_REFUSAL.search(normalise(reply)))
+
+
 def parse_item_reply(reply: str, item: Item) -> Parsed:
     return parse(reply, item.kind, options=item.options, labels=item.labels)
 
