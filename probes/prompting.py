@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from models.types import ImagePart, Message, TextPart, assistant, canonical
+from probes import perturb
 from probes.types import Benchmark, Item, Mode
 
 
@@ -72,3 +73,30 @@ def _user_turn(
     parts: list[TextPart | ImagePart] = [TextPart(opening)] if opening else []
     parts += benchmark.user_parts(item, image_parts(item), text)
     return Message("user", tuple(parts))
+
+
+def assemble_prompt(
+    benchmark: Benchmark,
+    original: Item,
+    mode: Mode,
+    perturbation: str,
+    query_parts: Callable[[Item], list[ImagePart]] | None = None,
+    example_parts: Callable[[Item], list[ImagePart]] | None = None,
+) -> tuple[Item, Prompt]:
+    """The perturbed item and its full prompt, examples included: what a model is sent.
+    The part builders let the runner reuse cached hashes and encoded example images."""
+    item = perturb.apply(original, perturbation)
+    examples = benchmark.select_examples(item, mode.shots) if mode.shots else []
+    plain = _plain_parts
+    query_parts, example_parts = query_parts or plain, example_parts or plain
+
+    def image_parts(which: Item) -> list[ImagePart]:
+        if perturb.drops_all_images(perturbation):
+            return []
+        return query_parts(which) if which.id == item.id else example_parts(which)
+
+    return item, build_prompt(benchmark, item, mode, examples, image_parts)
+
+
+def _plain_parts(item: Item) -> list[ImagePart]:
+    return [ImagePart(source.load) for source in item.images]

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from models.base import Backend, aclose, redact, warm_up
 from models.types import BackendError, GenerateConfig, ImagePart, Output
 from probes import perturb
-from probes.prompting import Prompt, build_prompt
+from probes.prompting import Prompt, assemble_prompt
 from probes.store import Store
 from probes.types import Benchmark, Item, Mode, Result, Status
 
@@ -237,16 +237,9 @@ class Runner:
 
     def _prepare(self, backend: Backend, original: Item, result: Result, save: bool = True) -> _Prepared:
         plan = self.plan
-        item = perturb.apply(original, plan.perturbation)
-        examples = plan.benchmark.select_examples(item, plan.mode.shots) if plan.mode.shots else []
-        no_images = perturb.drops_all_images(plan.perturbation)
         fresh_hashes: dict[str, ImagePart] = {}
 
-        def image_parts(which: Item) -> list[ImagePart]:
-            if no_images:
-                return []
-            if which.id != item.id:
-                return self._parts_of_example(which)
+        def query_parts(which: Item) -> list[ImagePart]:
             parts = []
             for source in which.images:
                 part = ImagePart(source.load, content_hash=self.store.image_hash(source.ref))
@@ -255,7 +248,9 @@ class Runner:
                 parts.append(part)
             return parts
 
-        prompt = build_prompt(plan.benchmark, item, plan.mode, examples, image_parts)
+        item, prompt = assemble_prompt(
+            plan.benchmark, original, plan.mode, plan.perturbation, query_parts, self._parts_of_example
+        )
         self.store.remember_image_hashes({ref: part.sha256 for ref, part in fresh_hashes.items()})
         key = cache_key(backend, plan.config, prompt, item.possible_answers())
         result.prompt_hash = prompt.hash

@@ -97,7 +97,8 @@ def aggregate(results: Iterable[Result], by: Sequence[str] = ()) -> list[Row]:
 
 def _row(key: tuple[str, str, str, str, str], members: list[Result]) -> Row:
     scored = [r.score for r in members if r.status is not Status.ERROR and r.score is not None]
-    correct = sum(1 for r in members if r.correct)
+    graded = [r for r in members if r.correct is not None]
+    correct = sum(1 for r in graded if r.correct) if graded else None  # None: a match-rate task
     n = len(scored)
     total = sum(scored)
     # Wilson needs whole successes; for right/wrong scores `total` is exactly the count.

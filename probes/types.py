@@ -237,6 +237,8 @@ class Benchmark(ABC):
         overrides this with its match rate."""
         from probes.scoring import grade  # scoring imports this module
 
+        if item.target is None:  # asked without an answer key (an upload): shown, not graded
+            return None, None
         correct = grade(item.kind, parsed, item.target)
         return correct, None if correct is None else float(correct)
 

@@ -19,6 +19,7 @@ uniformly among the options or, for short answers, among the distinct answers in
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -115,28 +116,7 @@ class CustomFolder(Benchmark):
         return [item if item.options or item.answer_space else item.with_changes(answer_space=space) for item in items]
 
     def _item(self, record: Mapping[str, Any]) -> Item:
-        item_id = record.get("id")
-        if not isinstance(item_id, (str, int)) or isinstance(item_id, bool) or str(item_id) == "":
-            raise FolderError("`id` must be a non-empty string or number")
-        question = record.get("question")
-        if not isinstance(question, str) or not question.strip():
-            raise FolderError("`question` must be a non-empty string")
-        images = self._images(record)
-        options = record.get("options")
-        category = record.get("category")
-        groups = {"category": str(category)} if category not in (None, "") else {}
-        common = dict(benchmark=self.id, id=str(item_id), question=question, images=images, groups=groups)
-        if "answer" not in record:
-            raise FolderError("`answer` is missing")
-        answer = record["answer"]
-        if options is not None:
-            if not isinstance(options, list) or len(options) < 2 or not all(isinstance(o, str) and o for o in options):
-                raise FolderError("`options` must be a list of at least two non-empty strings")
-            if len(options) > 26:
-                raise FolderError("`options` can hold at most 26 choices")
-            return Item(kind=AnswerKind.CHOICE, options=tuple(options), target=_option_index(answer, options), **common)
-        kind, target = _short_answer(answer, record.get("kind"))
-        return Item(kind=kind, target=target, **common)
+        return item_from_record(self.id, record, self._images(record))
 
     def _images(self, record: Mapping[str, Any]) -> tuple[ImageSource, ...]:
         if "image" in record and "images" in record:
@@ -159,6 +139,71 @@ class CustomFolder(Benchmark):
             stat = path.stat()
             sources.append(ImageSource(f"{path}@{stat.st_size}:{stat.st_mtime_ns}", lambda p=path: load_image(p)))
         return tuple(sources)
+
+
+def item_from_record(benchmark_id: str, record: Mapping[str, Any], images: tuple[ImageSource, ...]) -> Item:
+    """An item from one record of the items.jsonl format (the images already checked)."""
+    item_id = record.get("id")
+    if not isinstance(item_id, (str, int)) or isinstance(item_id, bool) or str(item_id) == "":
+        raise FolderError("`id` must be a non-empty string or number")
+    question = record.get("question")
+    if not isinstance(question, str) or not question.strip():
+        raise FolderError("`question` must be a non-empty string")
+    options = record.get("options")
+    category = record.get("category")
+    groups = {"category": str(category)} if category not in (None, "") else {}
+    common = dict(benchmark=benchmark_id, id=str(item_id), question=question, images=images, groups=groups)
+    if "answer" not in record:
+        raise FolderError("`answer` is missing")
+    answer = record["answer"]
+    if options is not None:
+        if not isinstance(options, list) or len(options) < 2 or not all(isinstance(o, str) and o for o in options):
+            raise FolderError("`options` must be a list of at least two non-empty strings")
+        if len(options) > 26:
+            raise FolderError("`options` can hold at most 26 choices")
+        return Item(kind=AnswerKind.CHOICE, options=tuple(options), target=_option_index(answer, options), **common)
+    kind, target = _short_answer(answer, record.get("kind"))
+    return Item(kind=kind, target=target, **common)
+
+
+class UploadSet(Benchmark):
+    """Images a visitor uploaded with their own question: one item, probed like any other."""
+
+    id = "upload"
+    title = "Your upload"
+    source = "user data"
+
+    def __init__(self, item: Item):
+        super().__init__()
+        self._item = item
+
+    @classmethod
+    def from_files(cls, paths: Sequence[Path], question: str, options: Sequence[str], answer: str) -> UploadSet:
+        """Checks every file (type, size, pixel count) before anything decodes it."""
+        if not paths:
+            raise FolderError("upload at least one image")
+        sources = []
+        for path in paths:
+            try:
+                check_image_file(Path(path))
+            except ImageRejected as exc:
+                raise FolderError(f"image {exc}") from None
+            content = hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
+            sources.append(ImageSource(f"upload:{content}", lambda p=Path(path): load_image(p)))
+        record: dict[str, Any] = {"id": "upload-" + "-".join(s.ref[7:15] for s in sources), "question": question}
+        if options:
+            record["options"] = list(options)
+        if answer.strip():
+            record["answer"] = answer.strip()
+            item = item_from_record(cls.id, record, tuple(sources))
+        else:  # no answer given: the reply is shown and parsed as free text, not graded
+            record["answer"] = "?"
+            item = item_from_record(cls.id, {**record, "kind": "text"} if not options else {**record, "answer": "a"}, tuple(sources))
+            item = item.with_changes(target=None)
+        return cls(item)
+
+    def load_items(self) -> list[Item]:
+        return [self._item]
 
 
 def _option_index(answer: Any, options: Sequence[str]) -> int:
