@@ -1,0 +1,36 @@
+"""The perception playground's web app. `python app.py` serves it on 0.0.0.0:7860 (a Hugging Face
+Space's port). The tabs are composed here; all logic lives in ui/, probes/ and models/."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import gradio as gr
+
+from ui.about import build_about
+from ui.probe import build_probe
+
+CSS = (Path(__file__).parent / "assets" / "app.css").read_text(encoding="utf-8")
+
+
+def build_demo() -> gr.Blocks:
+    with gr.Blocks(title="Perception playground") as demo:
+        gr.Markdown("# Perception playground\nHow do vision-language models actually see? Probe them side by side.")
+        with gr.Tabs():
+            with gr.Tab("Probe", id="probe"):
+                build_probe()
+            with gr.Tab("About", id="about"):
+                build_about()
+    # API-bound events may overlap; local models serialise themselves (one copy, one lock).
+    demo.queue(default_concurrency_limit=4)
+    return demo
+
+
+if __name__ == "__main__":
+    build_demo().launch(
+        server_name=os.environ.get("GRADIO_SERVER_NAME", "0.0.0.0"),
+        server_port=int(os.environ.get("GRADIO_SERVER_PORT", "7860")),
+        css=CSS,
+        max_file_size="50mb",
+    )

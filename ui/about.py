@@ -1,0 +1,50 @@
+"""About tab: what each probe family tests, its paper, and how to add keys and models."""
+
+from __future__ import annotations
+
+import gradio as gr
+
+ABOUT = """
+## What this is
+
+A playground for seeing how vision-language models perceive. Pick a benchmark item, upload your
+own images, or generate a stimulus; ask up to four models side by side, in 0-shot, 4-shot (real
+few-shot conversations with the example images) or chain-of-thought mode; perturb the item
+(no image, upside down, grayscale, smaller, options rotated); and read scoreboards beside the
+numbers the papers published. Replies are read by a deterministic parser: an answer it cannot
+read counts as *unparsed*, never as a guess.
+
+## The probe families
+
+| Family | What it tests | Paper |
+| --- | --- | --- |
+| **BlindTest** (`blind/*`) | Seven geometry tasks trivial for people: touching circles, line intersections, the circled letter, Olympic-like rings, nested squares, grid rows and columns, subway paths. Generated here, exact ground truth, every parameter sweepable. | Rahmanzadehgervi et al., *Vision language models are blind* (2024) |
+| **IllusionVQA** (`illusionvqa/*`) | Comprehension of optical illusions (435 items) and soft localisation of geometrically impossible objects (1000 items). | Shahgir et al., *IllusionVQA* (2024) |
+| **Texture perception** (`shitsukan/*`) | Choosing and writing texture words (gloss, dryness, beauty...) for an object in a photograph. | the *shitsukan* paper (Japanese) |
+| **DiscriBench** (`discribench`) | Choosing the right image, among look-alikes, from a situation and a conversation. | the DiscriBench paper (Japanese) |
+
+## Models and keys
+
+- **OpenAI** models (`openai/...`) use `OPENAI_API_KEY`; **Anthropic** models (`anthropic/...`)
+  use `ANTHROPIC_API_KEY`. On a Space, set them as secrets. A visitor can paste their own key
+  under *API keys*: it is used for that session's requests only and never stored or shown.
+- **Any OpenAI-compatible server** (vLLM, Ollama, LM Studio, TGI, Gemini's compatible endpoint):
+  name it in a TOML file and point `PROBE_MODELS` at it:
+
+  ```toml
+  [[endpoints]]
+  name = "ollama"
+  base_url = "http://localhost:11434/v1"
+  models = ["llava:7b"]
+  ```
+  then use `ollama/llava:7b`.
+- **Local models** (`hf/<hub id or folder>`) run through transformers on this machine; weights
+  download on first use. `hf/HuggingFaceTB/SmolVLM-256M-Instruct` answers on a CPU.
+- `baseline/chance` guesses uniformly; it needs nothing.
+
+The same engine runs headless: `python -m probes run blind/touching-circles --model ...`.
+"""
+
+
+def build_about() -> None:
+    gr.Markdown(ABOUT)
