@@ -405,5 +405,5 @@ def test_a_model_run_reports_the_match_rate_and_counts_malformed_replies(tmp_pat
     rates = [len({"つやつや", "冷たい", "硬い"} & set(r["words"])) / 3 for r in records if r["id"] != "ball"]
     rows = json.loads(run_cli("report", "--store", store, "--format", "json", "--no-references").stdout)
     [row] = rows
-    assert row["n"] == 10 and row["unparsed"] == 1 and row["correct"] == 0
+    assert row["n"] == 10 and row["unparsed"] == 1 and row["correct"] is None  # a match rate, not right or wrong
     assert row["accuracy"] == round(100 * sum(rates) / len(rates), 2)
