@@ -1,0 +1,86 @@
+"""The app served in this process on a free port, and a real browser (Debian's chromium driven
+by playwright) to use it as a person would."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+BROWSER_ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update", "--disable-gpu"]
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def reset_caches() -> None:
+    """Process-wide caches hold backends and the store path: each app gets fresh ones."""
+    from models import registry
+    from ui import common, items
+
+    registry._shared.clear()
+    common.store.cache_clear()
+    common.endpoints.cache_clear()
+    items._benchmark.cache_clear()
+
+
+@pytest.fixture
+def serve(tmp_path, monkeypatch):
+    """serve(**env) -> the URL of a freshly built app, with env set before it is built."""
+    launched = []
+
+    def start(**env: str) -> str:
+        for name, value in env.items():
+            monkeypatch.setenv(name, value)
+        monkeypatch.setenv("PROBE_HOME", str(tmp_path / "home"))
+        reset_caches()
+        import app
+
+        demo = app.build_demo()
+        port = free_port()
+        demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, css=app.CSS, quiet=True)
+        launched.append(demo)
+        return f"http://127.0.0.1:{port}"
+
+    yield start
+    for demo in launched:
+        demo.close(verbose=False)
+    reset_caches()
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator:
+    executable = shutil.which("chromium") or shutil.which("chromium-browser")
+    if executable is None:
+        if os.environ.get("PROBE_REQUIRE_BROWSER"):
+            pytest.fail("chromium is not installed (apt-get install -y chromium); CI requires the browser tests")
+        pytest.skip("chromium is not installed: apt-get install -y chromium (see DEVELOPERS.md)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        instance = playwright.chromium.launch(executable_path=executable, args=BROWSER_ARGS)
+        yield instance
+        instance.close()
+
+
+@pytest.fixture
+def page(browser, tmp_path) -> Iterator:
+    context = browser.new_context(viewport={"width": 1400, "height": 1600})
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    yield page
+    context.close()
+
+
+def screenshot(page, tmp_path: Path, name: str) -> Path:
+    """Saved under the test's temp folder, to look at."""
+    path = tmp_path / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    return path
