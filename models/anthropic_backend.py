@@ -97,6 +97,8 @@ class AnthropicBackend:
             ).messages.create(**request)
         except anthropic.APIError as exc:
             raise ProviderError(redact(f"{self.model_id}: {type(exc).__name__}: {exc}", [self._key() or ""])) from None
+        except ValueError as exc:  # a 200 whose body is not JSON: the SDK does not retry it
+            raise ProviderError(f"{self.model_id}: the server's reply was not valid JSON ({exc})") from None
         latency = time.perf_counter() - started
         text = "".join(block.text for block in response.content if getattr(block, "type", "") == "text")
         if not text and response.stop_reason != "refusal":

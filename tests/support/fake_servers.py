@@ -52,6 +52,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 __all__ = [
+    "Fault",
     "FakeOpenAIServer",
     "FakeAnthropicServer",
     "Reply",
@@ -67,6 +68,20 @@ Responder = Callable[[dict], str]
 
 def default_responder(body: dict) -> str:
     return "Yes"
+
+
+@dataclass
+class Fault:
+    """What to do to one request instead of answering it well.
+
+    kind: "reply" (send `reply`, e.g. a 429 with Retry-After), "drop" (close the connection
+    without a reply), "slow" (wait `seconds`, then answer), "invalid-json" (200 with a broken
+    body), "empty" (200 with no choices / no content).
+    """
+
+    kind: str
+    reply: Reply | None = None
+    seconds: float = 0.0
 
 
 @dataclass
@@ -186,9 +201,16 @@ class _FakeServerBase:
     #: appended to "http://127.0.0.1:PORT" to form base_url
     base_path: str = ""
 
-    def __init__(self, responder: Responder | None = None, latency: float = 0.0) -> None:
+    def __init__(
+        self,
+        responder: Responder | None = None,
+        latency: float = 0.0,
+        fault: Callable[[dict], Fault | None] | None = None,
+    ) -> None:
         self.responder: Responder = responder or default_responder
         self.latency = float(latency)
+        #: fault(record) -> a Fault to inject into this request, or None to answer normally
+        self.fault = fault
         self.requests: list[dict] = []
         #: exceptions raised by the responder (each also answered with a 500)
         self.errors: list[BaseException] = []
@@ -278,6 +300,8 @@ class _FakeServerBase:
             "headers": {k.lower(): v for k, v in h.headers.items()},
             "body": body,
             "client": h.client_address,  # (host, port): same port => same keep-alive connection
+            "attempt": int(h.headers.get("x-stainless-retry-count") or 0),  # the SDKs' retry counter
+            "time": time.monotonic(),
         }
         with self._lock:
             record["index"] = next(self._counter)
@@ -289,6 +313,27 @@ class _FakeServerBase:
         if bad_json is not None or not isinstance(body, dict):
             h.send_reply(self.error_reply(400, "invalid_request", f"body is not a JSON object: {bad_json}"))
             return
+        injected = self.fault(record) if self.fault else None
+        if injected is not None:
+            if injected.kind == "drop":  # hang up without a byte of reply
+                h.close_connection = True
+                h.connection.shutdown(socket.SHUT_RDWR)
+                return
+            if injected.kind == "slow":
+                time.sleep(injected.seconds)
+            elif injected.kind == "reply":
+                h.send_reply(injected.reply)
+                return
+            elif injected.kind == "invalid-json":
+                h.send_reply(Reply(200, b'{"id": "chatcmpl-x", "choices": [', {"Content-Type": "application/json"}))
+                return
+            elif injected.kind == "empty":
+                body_out = self.success_body(body, "")
+                for key in ("choices", "content"):
+                    if key in body_out:
+                        body_out[key] = []
+                h.send_reply(Reply(200, body_out))
+                return
         reply = self._intercept(record)
         if reply is None:
             if body.get("stream"):
