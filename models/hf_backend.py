@@ -1,9 +1,9 @@
 """Local vision-language models through transformers: AutoProcessor + AutoModelForImageTextToText.
 
 One loaded copy per model, shared by every caller in the process and loaded on first use;
-generation runs in a worker thread, one request at a time per model, so the event loop (and the
-Gradio server) stays responsive. torch and transformers are imported only here, only when a local
-model is first asked something.
+generation runs on that model's worker thread (models/hf_worker.py), which batches the requests
+waiting for it, so the event loop (and the Gradio server) stays responsive. torch and
+transformers are imported only here, only when a local model is first asked something.
 """
 
 from __future__ import annotations
@@ -15,28 +15,20 @@ import os
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from models.types import GenerateConfig, ImagePart, Message, Output, ProviderError, TextPart, Unavailable, Usage
+from models.hf_worker import MAX_BATCH, ModelWorker
+from models.types import GenerateConfig, ImagePart, Message, Output, TextPart, Unavailable
 
-
-@dataclass
-class _Loaded:
-    processor: Any
-    model: Any
-    lock: threading.Lock  # one generation at a time per model
-
-
-_loaded: dict[str, _Loaded] = {}
+_loaded: dict[str, ModelWorker] = {}
 _failures: dict[str, tuple[float, str]] = {}  # source -> (when, why) of its last failed load
 _loading_lock = threading.Lock()
 RETRY_LOAD_AFTER = 60.0  # seconds
 
 
 class HFBackend:
-    default_concurrency = 1
+    default_concurrency = MAX_BATCH  # requests in flight: the model's worker batches them
 
     def __init__(self, model_id: str, source: str):
         self.model_id = model_id
@@ -72,36 +64,20 @@ class HFBackend:
         answer_space: Sequence[str] | None = None,
     ) -> Output:
         self.check()
-        return await asyncio.to_thread(self._generate_blocking, list(messages), config)
-
-    def _generate_blocking(self, messages: list[Message], config: GenerateConfig) -> Output:
-        loaded = self._load()
-        conversation = [_to_hf(m) for m in messages]
-        with loaded.lock:
-            started = time.perf_counter()
-            try:
-                inputs = loaded.processor.apply_chat_template(
-                    conversation, add_generation_prompt=True, tokenize=True, return_dict=True, return_tensors="pt"
-                ).to(loaded.model.device)
-                settings: dict[str, Any] = {"max_new_tokens": config.max_tokens}
-                if config.temperature > 0:
-                    settings.update(do_sample=True, temperature=config.temperature)
-                else:
-                    settings.update(do_sample=False, temperature=None, top_p=None, top_k=None)
-                output = loaded.model.generate(**inputs, **settings)
-            except Exception as exc:  # transformers raises many types; the run must go on
-                raise ProviderError(f"{self.model_id}: generation failed: {type(exc).__name__}: {exc}") from None
-            latency = time.perf_counter() - started
-        prompt_length = inputs["input_ids"].shape[1]
-        new_tokens = output[0, prompt_length:]
-        text = loaded.processor.decode(new_tokens, skip_special_tokens=True).strip()
-        return Output(text=text, latency=latency, usage=Usage(int(prompt_length), int(new_tokens.shape[0])))
+        worker = await asyncio.to_thread(self._load)
+        settings: dict[str, Any] = {"max_new_tokens": config.max_tokens}
+        if config.temperature > 0:
+            settings.update(do_sample=True, temperature=config.temperature)
+        else:
+            settings.update(do_sample=False, temperature=None, top_p=None, top_k=None)
+        conversation = await asyncio.to_thread(lambda: [_to_hf(m) for m in messages])
+        return await asyncio.wrap_future(worker.submit(conversation, settings))
 
     def warm_up(self) -> None:
         """Load the weights now (blocking), so a run fails before it starts if they cannot be."""
         self._load()
 
-    def _load(self) -> _Loaded:
+    def _load(self) -> ModelWorker:
         with _loading_lock:
             if self.source not in _loaded:
                 failed = _failures.get(self.source)
@@ -116,7 +92,7 @@ class HFBackend:
                     raise
             return _loaded[self.source]
 
-    def _load_fresh(self) -> _Loaded:
+    def _load_fresh(self) -> ModelWorker:
         try:
             from transformers import AutoModelForImageTextToText, AutoProcessor
 
@@ -126,7 +102,7 @@ class HFBackend:
         except Exception as exc:
             raise Unavailable(f"{self.model_id} could not be loaded: {type(exc).__name__}: {exc}") from None
         model.eval()
-        return _Loaded(processor, model, threading.Lock())
+        return ModelWorker(self.model_id, processor, model)
 
 
 def _to_hf(message: Message) -> dict[str, Any]:

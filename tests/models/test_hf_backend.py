@@ -81,3 +81,23 @@ def test_a_failed_load_is_remembered_so_a_run_does_not_retry_it_per_item(tmp_pat
     with pytest.raises(Unavailable, match="could not be loaded"):
         asyncio.run(backend.generate([user("hi")], GenerateConfig()))
     assert calls == []
+
+
+def test_concurrent_requests_are_batched_and_answer_exactly_as_one_by_one(tiny_vlm):
+    backend = create(f"hf/{tiny_vlm}")
+    conversations = [
+        [user(ImagePart(shapes_image(kind, size)), f"question {n}: what is it?")]
+        for n, (kind, size) in enumerate([("circle", 40), ("square", 64), ("circle", 90), ("square", 30)] * 2)
+    ]
+    config = GenerateConfig(max_tokens=5)
+    one_by_one = [asyncio.run(backend.generate(c, config)).text for c in conversations]
+    worker = backend._load()
+    worker.batch_sizes.clear()
+
+    async def together():
+        return await asyncio.gather(*(backend.generate(c, config) for c in conversations))
+
+    outputs = asyncio.run(together())
+    assert [o.text for o in outputs] == one_by_one
+    assert max(worker.batch_sizes) > 1  # several requests shared a forward pass
+    assert all(o.usage.output_tokens <= 5 for o in outputs)

@@ -1,0 +1,109 @@
+"""One worker thread per loaded local model: it takes the requests waiting for that model and
+answers them in batches (padded on the left, greedy), so a run's concurrent requests share one
+forward pass instead of queueing one by one. A batch that fails as a batch is answered one
+request at a time, so a model that cannot batch still answers."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import Any
+
+from models.types import Output, ProviderError, Usage
+
+MAX_BATCH = 8
+GATHER_SECONDS = 0.01  # how long a new batch waits for companions once the worker is free
+
+
+@dataclass
+class _Request:
+    conversation: list[dict[str, Any]]
+    settings: dict[str, Any]  # generate() keyword arguments; only equal settings share a batch
+    future: Future = field(default_factory=Future)
+
+
+class ModelWorker:
+    def __init__(self, model_id: str, processor: Any, model: Any, max_batch: int = MAX_BATCH):
+        self.model_id = model_id
+        self.processor = processor
+        self.model = model
+        self.max_batch = max_batch
+        self.batch_sizes: list[int] = []  # what the worker actually did, for tests and benches
+        self._queue: deque[_Request] = deque()
+        self._ready = threading.Condition()
+        # Left padding: every row's prompt ends where generation starts.
+        tokenizer = getattr(processor, "tokenizer", None)
+        if tokenizer is not None:
+            tokenizer.padding_side = "left"
+        threading.Thread(target=self._serve, name=f"hf-worker:{model_id}", daemon=True).start()
+
+    def submit(self, conversation: list[dict[str, Any]], settings: dict[str, Any]) -> Future:
+        request = _Request(conversation, settings)
+        with self._ready:
+            self._queue.append(request)
+            self._ready.notify()
+        return request.future
+
+    def _serve(self) -> None:
+        while True:
+            batch = self._next_batch()
+            started = time.perf_counter()
+            try:
+                outputs = self._generate(batch)
+            except Exception:  # noqa: BLE001 - this model cannot batch these: one at a time
+                outputs = []
+                for request in batch:
+                    try:
+                        outputs += self._generate([request])
+                    except Exception as exc:  # noqa: BLE001 - a failure belongs to its request
+                        outputs.append(
+                            ProviderError(f"{self.model_id}: generation failed: {type(exc).__name__}: {exc}")
+                        )
+            latency = time.perf_counter() - started
+            for request, output in zip(batch, outputs, strict=True):
+                if isinstance(output, Exception):
+                    request.future.set_exception(output)
+                else:
+                    text, used = output
+                    request.future.set_result(Output(text=text, latency=latency, usage=used))
+
+    def _next_batch(self) -> list[_Request]:
+        with self._ready:
+            while not self._queue:
+                self._ready.wait()
+            self._ready.wait(timeout=GATHER_SECONDS)  # let the other waiting requests arrive
+            first = self._queue.popleft()
+            batch = [first]
+            for request in list(self._queue):
+                if len(batch) == self.max_batch:
+                    break
+                if request.settings == first.settings:
+                    self._queue.remove(request)
+                    batch.append(request)
+        self.batch_sizes.append(len(batch))
+        return batch
+
+    def _generate(self, batch: list[_Request]) -> list[tuple[str, Usage]]:
+        conversations = [request.conversation for request in batch]
+        inputs = self.processor.apply_chat_template(
+            conversations if len(batch) > 1 else conversations[0],
+            add_generation_prompt=True,
+            tokenize=True,
+            return_dict=True,
+            return_tensors="pt",
+            **({"processor_kwargs": {"padding": True}} if len(batch) > 1 else {}),
+        ).to(self.model.device)
+        output = self.model.generate(**inputs, **batch[0].settings)
+        prompt_length = inputs["input_ids"].shape[1]
+        pad = getattr(self.model.generation_config, "pad_token_id", None)
+        results = []
+        for row in range(len(batch)):
+            new_tokens = output[row, prompt_length:]
+            text = self.processor.decode(new_tokens, skip_special_tokens=True).strip()
+            generated = int((new_tokens != pad).sum()) if pad is not None else int(new_tokens.shape[0])
+            prompt_tokens = int(inputs["attention_mask"][row].sum()) if "attention_mask" in inputs else prompt_length
+            results.append((text, Usage(prompt_tokens, generated)))
+        return results
