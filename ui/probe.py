@@ -108,11 +108,18 @@ def build_probe() -> dict[str, Any]:
         lambda s: [gr.update(visible=s == name) for name in SOURCES],
         source,
         [generated_box, benchmark_box, upload_box],
+        api_visibility="private",
     )
     generate.click(generate_stimulus, [task, params, seed], preview, api_name="generate_stimulus")
     load.click(load_item, [benchmark, data, index], [*preview, index], api_name="load_item")
-    pick_random.click(lambda b, d: load_item(b, d, random.randrange(1_000_000)), [benchmark, data], [*preview, index])
-    pick_next.click(lambda b, d, i: load_item(b, d, int(i or 0) + 1), [benchmark, data, index], [*preview, index])
+    pick_random.click(
+        lambda b, d: load_item(b, d, random.randrange(1_000_000)), [benchmark, data], [*preview, index],
+        api_visibility="private",
+    )  # fmt: skip
+    pick_next.click(
+        lambda b, d, i: load_item(b, d, int(i or 0) + 1), [benchmark, data, index], [*preview, index],
+        api_visibility="private",
+    )  # fmt: skip
     use_upload.click(upload_item, [files, question, options, answer], preview, api_name="use_upload")
 
     ask_inputs = [spec, *models, shots, cot, perturbation, openai_key, anthropic_key]
@@ -124,8 +131,8 @@ def build_probe() -> dict[str, Any]:
         "Again without image": lambda: (gr.update(), gr.update(), "no-image"),
     }
     for label, settings in again.items():
-        compare[label].click(settings, None, [shots, cot, perturbation]).then(
-            probe, ask_inputs, [status, *pane_outputs], concurrency_limit=8
+        compare[label].click(settings, None, [shots, cot, perturbation], api_visibility="private").then(
+            probe, ask_inputs, [status, *pane_outputs], concurrency_limit=8, api_visibility="private"
         )
     return {"spec": spec, "generate": generate, "ask": ask}
 
