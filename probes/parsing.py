@@ -159,7 +159,7 @@ def _strict_number(text: str, _: _Context) -> int | None:
 
 
 _COUNT_PHRASES = re.compile(
-    r"(?:there\s+(?:are|is|appear\s+to\s+be|seem\s+to\s+be)|i\s+(?:can\s+)?(?:count|see)|"
+    r"(?:there\s+(?:are|is|appear\s+to\s+be|seem\s+to\s+be)|i\s+(?:can\s+)?(?:count|see)|(?:shows|contains|has)\s+|"
     r"total\s*(?:of|is|:|=)|totals?|count\s+is|number\s+(?:of\s+\w+(?:\s+\w+)?\s+)?is)\s*(?:exactly\s+|only\s+)?"
     + _NUM
     + r"\b(?![.,]\d)"
@@ -188,6 +188,11 @@ def _loose_number(text: str, context: _Context) -> int | None:
     if phrases:
         last = phrases[-1]
         return _to_int(last.group(1) or last.group(2))
+    # A reply that opens with the count: "Seven circles.", "Zero paths go from A to C", "No paths ..."
+    opening = re.match(r"[\s\"'“‘(\[{]*(" + _NUM[1:-1] + r"|no)\s+[a-z]", text, re.IGNORECASE)
+    if opening:
+        word = opening.group(1).lower()
+        return 0 if word == "no" else _to_int(word)
     times = list(_TIMES.finditer(text))
     if times:
         word = next(g for g in times[-1].groups() if g).lower()

@@ -116,6 +116,11 @@ NUMBERS = [
     ("They never touch.", 0),
     ("The blue and red lines touch each other 3 times.", 3),
     ("There is no gap at the first crossing, and there are 2 intersections in all.", 2),
+    ("Zero paths go from A to C.", 0),
+    ("No paths go from A to C.", 0),
+    ("One path goes from A to C.", 1),
+    ("The image shows seven circles.", 7),
+    ("Seven circles.", 7),
 ]
 NUMBERS_UNPARSED = [
     "The lines cross at x=2 and then again at x=5.",
