@@ -63,8 +63,11 @@ class AnthropicBackend:
 
         return anthropic.AsyncAnthropic(api_key=self._key(), base_url=self.base_url)
 
-    async def aclose(self) -> None:
-        await self._clients.aclose()
+    def hold(self) -> None:
+        self._clients.hold()
+
+    async def release(self) -> None:
+        await self._clients.release()
 
     async def generate(
         self,

@@ -57,11 +57,13 @@ def redact(text: str, extra_secrets: Sequence[str] = ()) -> str:
 
 class LoopLocal(Generic[T]):
     """One SDK client per event loop: async HTTP clients must not cross loops (the CLI and the
-    Gradio server each run their own)."""
+    Gradio server each run their own). Runs on one loop share its client; the last run to let go
+    closes it, so one run ending never cuts another's requests."""
 
     def __init__(self, factory: Callable[[], T]):
         self._factory = factory
         self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, T] = weakref.WeakKeyDictionary()
+        self._holders: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, int] = weakref.WeakKeyDictionary()
 
     def get(self) -> T:
         loop = asyncio.get_running_loop()
@@ -70,15 +72,32 @@ class LoopLocal(Generic[T]):
             client = self._clients[loop] = self._factory()
         return client
 
-    async def aclose(self) -> None:
-        """Close this loop's client (its connections) before the loop ends."""
-        client = self._clients.pop(asyncio.get_running_loop(), None)
+    def hold(self) -> None:
+        loop = asyncio.get_running_loop()
+        self._holders[loop] = self._holders.get(loop, 0) + 1
+
+    async def release(self) -> None:
+        """Let go; close this loop's client (its connections) when nobody holds it any more."""
+        loop = asyncio.get_running_loop()
+        left = self._holders.get(loop, 1) - 1
+        if left > 0:
+            self._holders[loop] = left
+            return
+        self._holders.pop(loop, None)
+        client = self._clients.pop(loop, None)
         if client is not None:
             await client.close()
 
 
-async def aclose(backend: Backend) -> None:
-    """Release a backend's connections for the running loop, if it holds any."""
-    close = getattr(backend, "aclose", None)
-    if close is not None:
-        await close()
+def hold(backend: Backend) -> None:
+    """A run starts using a backend's connections on the running loop."""
+    take = getattr(backend, "hold", None)
+    if take is not None:
+        take()
+
+
+async def release(backend: Backend) -> None:
+    """A run is done with them; the last one out closes them."""
+    give = getattr(backend, "release", None)
+    if give is not None:
+        await give()

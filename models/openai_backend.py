@@ -67,8 +67,11 @@ class OpenAIBackend:
 
         return openai.AsyncOpenAI(api_key=self._key() or "not-needed", base_url=self.base_url)
 
-    async def aclose(self) -> None:
-        await self._clients.aclose()
+    def hold(self) -> None:
+        self._clients.hold()
+
+    async def release(self) -> None:
+        await self._clients.release()
 
     async def generate(
         self,

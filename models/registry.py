@@ -25,6 +25,7 @@ CATALOGUE = (
     "hf/HuggingFaceTB/SmolVLM2-2.2B-Instruct",
     "hf/Qwen/Qwen2.5-VL-3B-Instruct",
     "baseline/chance",
+    "baseline/pixels",
 )
 
 
@@ -116,7 +117,11 @@ def create(model_id: str, endpoints: tuple[Endpoint, ...] = (), api_key: str | N
 
         if model == "chance":
             return ChanceBackend()
-        raise ModelIdError(f"unknown baseline {model!r}: known baselines are baseline/chance")
+        if model == "pixels":
+            from models.pixels import PixelsBackend
+
+            return PixelsBackend()
+        raise ModelIdError(f"unknown baseline {model!r}: known baselines are baseline/chance, baseline/pixels")
     for endpoint in endpoints:
         if endpoint.name == provider:
             from models.openai_backend import OpenAIBackend

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from models.base import Backend, aclose, redact, warm_up
+from models.base import Backend, hold, redact, release, warm_up
 from models.types import BackendError, GenerateConfig, ImagePart, Output
 from probes import perturb
 from probes.prompting import Prompt, assemble_prompt
@@ -135,6 +135,8 @@ class Runner:
         # Our own pool, sized to the workers: thread hops must not queue behind each other
         # (nor behind the event loop's default pool, which backends use for encoding).
         self._executor = ThreadPoolExecutor(max_workers=min(32, max(2, total_width)), thread_name_prefix="probe-runner")
+        for backend in plan.models:
+            hold(backend)
         tasks = []
         try:
             for backend in plan.models:
@@ -153,7 +155,7 @@ class Runner:
                 task.cancel()
             self._executor.shutdown(wait=False, cancel_futures=True)
             for backend in plan.models:
-                await aclose(backend)
+                await release(backend)
         order = {item.id: index for index, item in enumerate(plan.items)}
         return sorted(
             results.values(), key=lambda r: ([b.model_id for b in plan.models].index(r.model), order[r.item_id])

@@ -198,7 +198,9 @@ async def probe(
         yield frame(f"⚠ {escape(str(exc))}")
         return
 
-    config = GenerateConfig(max_tokens=2048 if cot else 512)
+    # The same settings as `python -m probes run` (seed 0 by default), so answers are shared
+    # through the cache between the CLI, Evaluate and this tab.
+    config = GenerateConfig(max_tokens=2048 if cot else 512, seed=0)
     finished: asyncio.Queue = asyncio.Queue()
 
     async def ask_one(slot: int, backend) -> None:

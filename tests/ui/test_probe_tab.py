@@ -60,7 +60,9 @@ def test_upload_with_own_question_and_answer(serve, page, tmp_path):
     page.goto(serve())
     page.get_by_label("Upload").check()
     page.locator("#probe-files input[type=file]").set_input_files(str(image))
-    page.locator("#probe-question textarea, #probe-question input").first.fill("Is there a red circle? Answer yes or no.")
+    page.locator("#probe-question textarea, #probe-question input").first.fill(
+        "Is there a red circle? Answer yes or no."
+    )
     page.get_by_label("Answer: option text or letter (optional)").fill("yes")
     page.click("#probe-use-upload")
     expect(page.locator("#probe-item-text")).to_contain_text("Is there a red circle?")
