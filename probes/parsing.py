@@ -25,6 +25,7 @@ NUMBER_WORDS = {
     "nineteen": 19, "twenty": 20,
 }  # fmt: skip
 _NUM = r"(\d+|" + "|".join(NUMBER_WORDS) + r")"
+MAX_TAIL = 400  # characters read after an answer marker
 
 # A reply that repeats the question's own example ("e.g., {3}") must not be read as answering 3.
 _ECHOED_EXAMPLE = re.compile(
@@ -99,7 +100,9 @@ Reader = Callable[[str, _Context], Any]
 def _marked(text: str, strict: Reader, loose: Reader, context: _Context) -> Any:
     """The value after the last answer marker that holds a well-formed answer, or in braces."""
     for match in reversed(list(_MARKER.finditer(text))):
-        tail = text[match.end() :].split("\n", 1)[0]
+        # A bounded look after each marker: an answer is short, and a reply full of markers
+        # must not cost quadratic time.
+        tail = text[match.end() : match.end() + MAX_TAIL].split("\n", 1)[0]
         value = strict(tail, context)
         if value is not None:
             return value
