@@ -136,8 +136,14 @@ class ProviderError(BackendError):
 
 
 def to_rgb(image: Image.Image) -> Image.Image:
+    """8-bit RGB: 16-bit greyscale scaled down, alpha (and palette transparency) composited on
+    white, anything else (CMYK, L, 1, P ...) by Pillow's own conversion."""
     if image.mode == "RGB":
         return image
+    if image.mode == "I" or image.mode.startswith("I;16"):
+        # 16-bit greyscale (PNG and TIFF open as I;16, PGM as I): convert() would clip every
+        # value over 255 to white. Scale 0..65535 down to 0..255 instead.
+        image = image.convert("I").point(lambda value: value / 256).convert("L")
     if image.mode in ("RGBA", "LA", "PA") or (image.mode == "P" and "transparency" in image.info):
         rgba = image.convert("RGBA")
         canvas = Image.new("RGB", rgba.size, (255, 255, 255))

@@ -8,10 +8,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import csv
-import io
-import json
-import random
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -19,14 +15,17 @@ from pathlib import Path
 from models import registry as model_registry
 from models.types import BackendError, GenerateConfig
 from probes import perturb
+from probes.export import generated_set, write_generated
 from probes.imageio import ImageRejected
 from probes.importing import import_file
 from probes.progress import ProgressBar
 from probes.registry import BenchmarkError, benchmark_ids, get_benchmark
+from probes.report import report_rows, to_csv, to_json
 from probes.runner import RunError, RunPlan, run
-from probes.scoring import Row, aggregate, published_rows, reference_row
+from probes.scoring import Row, aggregate
+from probes.selection import select_items
 from probes.store import Store, default_path
-from probes.types import Item, Mode
+from probes.types import Mode
 
 CUSTOM_HELP = (
     "custom:PATH  your own folder: items.jsonl (id, image or images, question, options optional,\n"
@@ -140,33 +139,10 @@ def cmd_models(args: argparse.Namespace) -> int:
 def cmd_generate(args: argparse.Namespace) -> int:
     if args.n < 1:
         raise UsageError("--n must be at least 1")
-    params = _params(args.param)
-    benchmark = get_benchmark(args.benchmark, params=params)
-    if "seed" in getattr(benchmark, "params", {}) and "seed" not in params:
-        # A generated set drawn with random positions: --seed draws a different set.
-        benchmark = get_benchmark(args.benchmark, params={**params, "seed": [str(args.seed)]})
-    items = select_items(benchmark.items(), args.n, args.seed)
+    benchmark, items = generated_set(args.benchmark, _params(args.param), args.n, args.seed)
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     bar = ProgressBar(len(items), f"generate {benchmark.id}")
-    with (out / "metadata.jsonl").open("w", encoding="utf-8") as metadata:
-        for index, item in enumerate(items):
-            names = []
-            for position, source in enumerate(item.images):
-                name = f"{index:05d}" + (f"_{position}" if len(item.images) > 1 else "") + ".png"
-                source.load().save(out / name, format="PNG")
-                names.append(name)
-            record = {
-                "file_name": names[0] if len(names) == 1 else names,
-                "id": item.id,
-                "prompt": item.question,
-                "answer": item.target_text(),
-                **{k: v for k, v in item.params.items() if k != "prompt"},
-                "prompt_name": item.params.get("prompt"),
-                "groups": dict(item.groups),
-            }
-            metadata.write(json.dumps(record, ensure_ascii=False) + "\n")
-            bar.update(index + 1)
+    write_generated(items, out, bar.update)
     bar.close()
     print(f"wrote {len(items)} items to {out}")
     return 0
@@ -184,6 +160,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     backends = [model_registry.resolve(model_id, endpoints) for model_id in dict.fromkeys(args.model)]
     benchmark = get_benchmark(args.benchmark, data=args.data, params=_params(args.param))
     items = select_items(benchmark.items(), args.limit, args.seed)
+    for note in getattr(benchmark, "notes", []):  # a custom folder's odd but accepted images
+        print(f"note: {note}", file=sys.stderr)
     mode = Mode(args.shots, args.cot)
     max_tokens = args.max_tokens or (2048 if args.cot else 512)
     config = GenerateConfig(max_tokens=max_tokens, temperature=args.temperature, seed=args.seed)
@@ -224,44 +202,18 @@ def cmd_report(args: argparse.Namespace) -> int:
         raise UsageError(f"no results store at {path}: run something first, or pass --store")
     with Store(path) as store:
         results = store.results(args.benchmark, args.model, args.mode, args.perturbation)
-    rows = aggregate(results, by=args.by)
-    if args.references:
-        rows += _reference_rows({r.benchmark for r in rows} | ({args.benchmark} if args.benchmark else set()), args.by)
+    named = [args.benchmark] if args.benchmark else []
+    rows = report_rows(results, args.by, named, references=args.references)
     if args.format == "json":
-        print(json.dumps([row.as_dict() for row in rows], indent=2))
+        print(to_json(rows))
     elif args.format == "csv":
-        buffer = io.StringIO()
-        writer = csv.DictWriter(buffer, fieldnames=list(Row.__dataclass_fields__))
-        writer.writeheader()
-        writer.writerows(row.as_dict() for row in rows)
-        print(buffer.getvalue(), end="")
+        print(to_csv(rows), end="")
     else:
         print(_table(rows) if rows else "no results match")
     return 0
 
 
 # --- helpers ----------------------------------------------------------------------------
-
-
-def _reference_rows(benchmarks: set[str], by: Sequence[str]) -> list[Row]:
-    """Chance and the papers' published numbers, for the benchmarks in the report."""
-    rows = []
-    known = set(benchmark_ids())
-    for benchmark_id in sorted(benchmarks & known):
-        chance = get_benchmark(benchmark_id).chance
-        if chance is not None:
-            rows.append(reference_row(benchmark_id, "chance", chance, "chance"))
-    return rows + published_rows(benchmarks, by)
-
-
-def select_items(items: list[Item], limit: int | None, seed: int) -> list[Item]:
-    """All items, or `limit` of them sampled with `seed`. A larger limit with the same seed
-    keeps the smaller sample and adds to it, so runs can grow without re-asking."""
-    if limit is None or limit >= len(items):
-        return list(items)
-    order = list(range(len(items)))
-    random.Random(seed).shuffle(order)
-    return [items[i] for i in sorted(order[:limit])]
 
 
 def _params(pairs: Sequence[str]) -> dict[str, list[str]]:

@@ -1,14 +1,30 @@
-"""Image files from users: checked (type, size, pixel count) before anything decodes them."""
+"""Image files from users: checked (type, size, pixel count, structure) before anything decodes
+them, then decoded into what models are sent.
+
+Decisions about odd but valid images:
+- animated (GIF, WEBP, APNG) or multi-page (TIFF): the first frame is used; `ImageInfo.notes`
+  says so, and custom folders and uploads pass that on to the user;
+- EXIF orientation is applied, so a phone photo is upright;
+- 16-bit greyscale is scaled to 8 bits, CMYK converted to RGB, transparency composited on white
+  (`models.types.to_rgb`, what every backend sends);
+- tiny images (even 1 x 1) are valid stimuli and are sent as they are: enlarging them would
+  change what is being probed. A provider that refuses one fails that item with its own
+  message; `ImageInfo.notes` warns beforehand.
+"""
 
 from __future__ import annotations
 
 import warnings
 from pathlib import Path
+from typing import NamedTuple
 
 from PIL import Image, ImageOps
 
+from models.types import to_rgb
+
 MAX_FILE_BYTES = 50 * 1024 * 1024
 MAX_PIXELS = 40_000_000  # about 6300 x 6300; more is a decompression bomb, not a stimulus
+SMALL_SIDE = 28  # below this, a note: some processors refused such images (Qwen2-VL's 28 px patches)
 
 _SIGNATURES = {
     b"\x89PNG\r\n\x1a\n": "PNG",
@@ -33,6 +49,24 @@ class ImageRejected(ValueError):
     """The file is not an image we accept; the message says why."""
 
 
+class ImageInfo(NamedTuple):
+    width: int
+    height: int
+    frames: int
+
+    def notes(self, name: str) -> list[str]:
+        """What a user should know about an accepted image."""
+        notes = []
+        if self.frames > 1:
+            notes.append(f"{name} has {self.frames} frames (animated or multi-page); models see the first")
+        if min(self.width, self.height) < SMALL_SIDE:
+            notes.append(
+                f"{name} is {self.width} x {self.height} pixels; it is sent as it is (not enlarged), "
+                "and some providers may refuse so small an image"
+            )
+        return notes
+
+
 def sniff(head: bytes) -> str | None:
     """The image format named by the file's first bytes, or None."""
     for signature, name in _SIGNATURES.items():
@@ -43,42 +77,73 @@ def sniff(head: bytes) -> str | None:
     return None
 
 
-def check_image_file(path: Path) -> tuple[int, int]:
-    """Raise ImageRejected unless `path` is a readable image of sane size; return its size."""
-    if not path.is_file():
-        raise ImageRejected(f"{path.name}: file not found")
-    size = path.stat().st_size
+def check_image_file(path: Path) -> ImageInfo:
+    """Raise ImageRejected unless `path` is a readable image of sane size and intact structure;
+    no pixel is decoded. The file's size is checked before any byte of it is read."""
+    name = _shown(path.name)
+    try:
+        found = path.is_file()
+        size = path.stat().st_size if found else 0
+    except (OSError, ValueError) as exc:  # a NUL byte in the name, a name too long ...
+        raise ImageRejected(f"{name}: cannot be opened ({_reason(exc)})") from None
+    if not found:
+        raise ImageRejected(f"{name}: file not found")
     if size == 0:
-        raise ImageRejected(f"{path.name}: the file is empty")
+        raise ImageRejected(f"{name}: the file is empty")
     if size > MAX_FILE_BYTES:
-        raise ImageRejected(f"{path.name}: {size / 2**20:.0f} MB is over the {MAX_FILE_BYTES // 2**20} MB limit")
-    with path.open("rb") as handle:
-        head = handle.read(16)
+        raise ImageRejected(f"{name}: {size / 2**20:,.1f} MB is over the {MAX_FILE_BYTES // 2**20} MB limit")
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(16)
+    except OSError as exc:
+        raise ImageRejected(f"{name}: cannot be read ({_reason(exc)})") from None
     if sniff(head) is None:
         stripped = head.lstrip()
-        kind = next((name for sig, name in _NOT_IMAGES.items() if stripped.startswith(sig)), None)
+        kind = next((kind for sig, kind in _NOT_IMAGES.items() if stripped.startswith(sig)), None)
         what = f"looks like {kind}" if kind else "unknown content"
-        raise ImageRejected(f"{path.name}: not a PNG, JPEG, GIF, WEBP, BMP or TIFF image ({what})")
+        raise ImageRejected(f"{name}: not a PNG, JPEG, GIF, WEBP, BMP or TIFF image ({what})")
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", Image.DecompressionBombWarning)
-            with Image.open(path) as image:  # reads the header only
+            with Image.open(path) as image:  # parses the header; no pixel is decoded
                 width, height = image.size
-    except (OSError, Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
-        raise ImageRejected(f"{path.name}: cannot be read as an image ({exc})") from None
-    if width * height > MAX_PIXELS:
-        raise ImageRejected(f"{path.name}: {width} x {height} pixels is over the {MAX_PIXELS:,} pixel limit")
-    return width, height
+                if width * height > MAX_PIXELS:
+                    raise ImageRejected(f"{name}: {width} x {height} pixels is over the {MAX_PIXELS:,} pixel limit")
+                frames = getattr(image, "n_frames", 1)
+                # verify() walks the file's structure without decoding pixels (for PNG: every
+                # chunk and its checksum), so a truncated PNG is named here, not mid-run. It
+                # cannot see a truncated JPEG: that shows when decoded (load_image).
+                image.verify()
+    except ImageRejected:
+        raise
+    except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
+        # Pillow refuses to even describe images far over its own limit: the size is in `exc`.
+        raise ImageRejected(f"{name}: over the {MAX_PIXELS:,} pixel limit ({exc})") from None
+    except Exception as exc:  # noqa: BLE001 - Pillow raises many types on hostile bytes
+        # (OSError, SyntaxError, struct.error, ValueError for a text chunk that inflates to
+        # more than Pillow allows ...): any of them means the file is not an image we can use.
+        raise ImageRejected(f"{name}: cannot be read as an image ({_reason(exc)})") from None
+    return ImageInfo(width, height, frames)
 
 
 def load_image(path: Path) -> Image.Image:
-    """Decode a checked file: upright (EXIF orientation applied), first frame, fully loaded."""
+    """Decode a checked file into what models are sent: upright (EXIF orientation applied), the
+    first frame, 8-bit RGB (`to_rgb`), fully loaded. What a person is shown is then what the
+    models see, and transforms (resizing, greyscale) never meet 16-bit or palette pixels."""
     check_image_file(path)
     try:
         with Image.open(path) as image:
             image.seek(0)
-            upright = ImageOps.exif_transpose(image)
-            upright.load()
-            return upright
-    except OSError as exc:
-        raise ImageRejected(f"{path.name}: the image data is damaged ({exc})") from None
+            upright = ImageOps.exif_transpose(image)  # a loaded copy, even when nothing turns
+            return to_rgb(upright)
+    except Exception as exc:  # noqa: BLE001 - as above: a damaged file fails in many ways
+        raise ImageRejected(f"{_shown(path.name)}: the image data is damaged ({_reason(exc)})") from None
+
+
+def _reason(exc: BaseException) -> str:
+    return getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+
+
+def _shown(name: str) -> str:
+    """A file name fit for a message: control characters (escape sequences) made visible."""
+    return name if name.isprintable() else repr(name)

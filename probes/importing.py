@@ -8,18 +8,16 @@ benchmark's items are not available here, `target` (option text or letter, or th
 
 from __future__ import annotations
 
-import json
 import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from probes.jsonl import MAX_OPTION_CHARS, MAX_RESPONSE_CHARS, read_lines, too_long
 from probes.registry import BenchmarkError
 from probes.store import Store
 from probes.types import AnswerKind, Benchmark, Item, Mode, Result, option_labels
-
-MAX_LINE_CHARS = 2_000_000
 
 
 class RecordError(BenchmarkError):
@@ -37,28 +35,24 @@ class ImportSummary:
 
 
 def read_records(path: Path) -> list[tuple[int, dict[str, Any]]]:
+    records = []
     try:
-        raw_lines = path.read_bytes().split(b"\n")
+        for number, record, problem in read_lines(path):
+            where = f"{path.name} line {number}"
+            if problem is not None:
+                raise RecordError(f"{where}: {problem}")
+            if not isinstance(record, dict) or "item_id" not in record or "response" not in record:
+                raise RecordError(f"{where}: each record needs item_id and response")
+            item_id = record["item_id"]
+            if not isinstance(item_id, (str, int)) or isinstance(item_id, bool) or str(item_id) == "":
+                raise RecordError(f"{where}: item_id must be a non-empty string or number")
+            if not isinstance(record["response"], str):
+                raise RecordError(f"{where}: response must be the raw reply text")
+            if problem := too_long("response", record["response"], MAX_RESPONSE_CHARS):
+                raise RecordError(f"{where}: {problem}")
+            records.append((number, record))
     except OSError as exc:
         raise RecordError(f"{path}: cannot be read ({exc.strerror})") from None
-    records = []
-    for number, raw in enumerate(raw_lines, start=1):
-        if not raw.strip():
-            continue
-        where = f"{path.name} line {number}"
-        if len(raw) > MAX_LINE_CHARS:
-            raise RecordError(f"{where}: longer than {MAX_LINE_CHARS:,} characters")
-        try:
-            record = json.loads(raw.decode("utf-8"))
-        except UnicodeDecodeError:
-            raise RecordError(f"{where}: not valid UTF-8") from None
-        except json.JSONDecodeError as exc:
-            raise RecordError(f"{where}: not valid JSON ({exc.msg} at column {exc.colno})") from None
-        if not isinstance(record, dict) or "item_id" not in record or "response" not in record:
-            raise RecordError(f"{where}: each record needs item_id and response")
-        if not isinstance(record["response"], str):
-            raise RecordError(f"{where}: response must be the raw reply text")
-        records.append((number, record))
     if not records:
         raise RecordError(f"{path}: no records")
     return records
@@ -118,19 +112,34 @@ def standalone_item(benchmark: Benchmark, item_id: str, record: dict[str, Any], 
     if options is not None:
         if not isinstance(options, list) or len(options) < 2 or not all(isinstance(o, str) for o in options):
             raise RecordError(f"{where}: options must be a list of at least two strings")
+        if len(options) > 26:  # as in custom folders: options are labelled a to z
+            raise RecordError(f"{where}: options can hold at most 26 choices")
+        for index, option in enumerate(options):
+            if problem := too_long(f"options[{index}]", option, MAX_OPTION_CHARS):
+                raise RecordError(f"{where}: {problem}")
         target = _option_index(record["target"], options)
         if target is None:
             raise RecordError(f"{where}: target {record['target']!r} is not one of the options (text or letter)")
         return Item(benchmark.id, item_id, "", (), AnswerKind.CHOICE, target, tuple(options), groups=groups)
     target = record["target"]
+    try:
+        return Item(benchmark.id, item_id, "", (), *_short_target(target), groups=groups)
+    except (ValueError, TypeError, OverflowError):  # ["a", "b"] as a pair, null, {"x": 1} ...
+        raise RecordError(
+            f"{where}: target {target!r} is not an answer (text, a whole number, yes/no or [rows, columns])"
+        ) from None
+
+
+def _short_target(target: Any) -> tuple[AnswerKind, Any]:
+    if target is None or isinstance(target, dict):
+        raise TypeError
     if isinstance(target, bool) or str(target).strip().lower() in ("yes", "no"):
-        value = "yes" if (target is True or str(target).strip().lower() == "yes") else "no"
-        return Item(benchmark.id, item_id, "", (), AnswerKind.YES_NO, value, groups=groups)
+        return AnswerKind.YES_NO, "yes" if (target is True or str(target).strip().lower() == "yes") else "no"
     if isinstance(target, int) or str(target).strip().isdigit():
-        return Item(benchmark.id, item_id, "", (), AnswerKind.NUMBER, int(str(target).strip()), groups=groups)
+        return AnswerKind.NUMBER, int(str(target).strip())
     if isinstance(target, list) and len(target) == 2:
-        return Item(benchmark.id, item_id, "", (), AnswerKind.PAIR, (int(target[0]), int(target[1])), groups=groups)
-    return Item(benchmark.id, item_id, "", (), AnswerKind.TEXT, str(target).strip(), groups=groups)
+        return AnswerKind.PAIR, (int(target[0]), int(target[1]))
+    return AnswerKind.TEXT, str(target).strip()
 
 
 def _option_index(target: Any, options: list[str]) -> int | None:

@@ -10,6 +10,7 @@ rate) and may leave malformed replies out of n, as its paper does.
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import math
 import re
@@ -168,3 +169,43 @@ def reference_row(
 ) -> Row:
     return Row(benchmark, model, mode, "none", group, None, None, accuracy, None, None, None, None, None,
                source=source, paper=paper)  # fmt: skip
+
+
+def mode_agreement(results: Iterable[Result], modes: Sequence[str]) -> dict[str, Any]:
+    """Which items each mode gets right, as the regions of IllusionVQA's Venn diagrams: for every
+    subset of `modes`, how many items exactly those modes answered correctly (the empty subset:
+    none did).
+
+    An item is one (benchmark, model, perturbation, item id), so several models may be passed at
+    once and are counted apart. Only items graded right or wrong in every one of `modes` count:
+    an error (no reply) or an ungraded reply in any mode leaves the item out, so the regions add
+    up to `items` and compare like with like. An unparsed or refused reply is wrong, as in
+    `aggregate`.
+
+    Returns {"modes": [...], "items": N, "right": {mode: count}, "regions": {(mode, ...): count}},
+    every region keyed by the tuple of modes (in the order given) that got the item right, all
+    2**len(modes) regions present.
+    """
+    modes = list(modes)
+    if not modes or len(set(modes)) != len(modes):
+        raise ValueError(f"mode_agreement needs distinct modes; got {modes}")
+    wanted = set(modes)
+    verdicts: dict[tuple[str, str, str, str], dict[str, bool]] = defaultdict(dict)
+    for result in results:
+        if result.mode in wanted and result.status is not Status.ERROR and result.correct is not None:
+            key = (result.benchmark, result.model, result.perturbation, result.item_id)
+            verdicts[key][result.mode] = result.correct
+    regions: dict[tuple[str, ...], int] = {
+        subset: 0 for size in range(len(modes) + 1) for subset in itertools.combinations(modes, size)
+    }
+    right = dict.fromkeys(modes, 0)
+    items = 0
+    for verdict in verdicts.values():
+        if len(verdict) < len(modes):
+            continue
+        items += 1
+        subset = tuple(mode for mode in modes if verdict[mode])
+        regions[subset] += 1
+        for mode in subset:
+            right[mode] += 1
+    return {"modes": modes, "items": items, "right": right, "regions": regions}

@@ -13,6 +13,11 @@ The folder holds `items.jsonl`, one JSON object per line, and the image files it
   normalisation. A `kind` field (number, yes/no, letter, pair, text) overrides the guess;
 - `category` (optional) becomes a scoreboard group.
 
+Limits, the same for uploads and imports (`probes/jsonl.py`): a line up to 2 MB, a question up to
+20,000 characters, an option up to 2,000. Images (`probes/imageio.py`): PNG, JPEG, GIF, WEBP, BMP
+or TIFF, up to 50 MB and 40 million pixels, inside the folder (a symbolic link out of it is
+refused); an animated or multi-page file gives its first frame, and `notes` says so.
+
 An `examples.jsonl` in the same shape, if present, is the few-shot pool. baseline/chance guesses
 uniformly among the options or, for short answers, among the distinct answers in the folder.
 """
@@ -20,16 +25,16 @@ uniformly among the options or, for short answers, among the distinct answers in
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from probes.imageio import ImageRejected, check_image_file, load_image
+from probes.jsonl import MAX_LINE_BYTES, MAX_OPTION_CHARS, MAX_QUESTION_CHARS, is_text, read_lines, too_long
 from probes.registry import BenchmarkError
 from probes.types import AnswerKind, Benchmark, ImageSource, Item, option_labels
 
-MAX_LINE_CHARS = 200_000
+MAX_LINE_CHARS = MAX_LINE_BYTES  # the name shitsukan/folder.py imports
 MAX_ERRORS_SHOWN = 10
 _KINDS = {k.value: k for k in AnswerKind if k not in (AnswerKind.CHOICE, AnswerKind.WORDS)}
 
@@ -46,6 +51,7 @@ class CustomFolder(Benchmark):
         super().__init__()
         self.folder = Path(folder).expanduser()
         self.id = f"custom:{folder}"
+        self.notes: list[str] = []  # what a user should know about accepted images (animated, tiny)
         if not (self.folder / "items.jsonl").is_file():
             raise FolderError(f"{self.folder}: no items.jsonl here (see `python -m probes list` for the format)")
 
@@ -67,29 +73,15 @@ class CustomFolder(Benchmark):
         errors: list[str] = []
         records: list[tuple[int, dict[str, Any]]] = []
         try:
-            lines = path.read_bytes().split(b"\n")
+            for number, record, problem in read_lines(path):
+                if problem is None and not isinstance(record, dict):
+                    problem = f"expected a JSON object, got {type(record).__name__}"
+                if problem is not None:
+                    errors.append(f"{name} line {number}: {problem}")
+                    continue
+                records.append((number, record))
         except OSError as exc:
             raise FolderError(f"{path}: cannot be read ({exc.strerror})") from None
-        for number, raw in enumerate(lines, start=1):
-            try:
-                line = raw.decode("utf-8").strip()
-            except UnicodeDecodeError:
-                errors.append(f"{name} line {number}: not valid UTF-8")
-                continue
-            if not line:
-                continue
-            if len(line) > MAX_LINE_CHARS:
-                errors.append(f"{name} line {number}: {len(line):,} characters is over the {MAX_LINE_CHARS:,} limit")
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                errors.append(f"{name} line {number}: not valid JSON ({exc.msg} at column {exc.colno})")
-                continue
-            if not isinstance(record, dict):
-                errors.append(f"{name} line {number}: expected a JSON object, got {type(record).__name__}")
-                continue
-            records.append((number, record))
         seen: set[str] = set()
         items: list[Item] = []
         distinct_answers: dict[str, None] = {}
@@ -127,15 +119,22 @@ class CustomFolder(Benchmark):
         sources = []
         root = self.folder.resolve()
         for name in names:
-            path = (self.folder / name).resolve()
-            if not path.is_relative_to(root):
+            try:
+                # resolve() follows symbolic links, so a link to a file elsewhere is outside too.
+                path = (self.folder / name).resolve()
+                outside, found = not path.is_relative_to(root), path.is_file()
+            except (OSError, ValueError) as exc:  # a NUL byte, a name too long, a loop of links
+                reason = getattr(exc, "strerror", None) or exc  # not the OSError's copy of the whole path
+                raise FolderError(f"image {name!r} is not a usable file name ({reason})") from None
+            if outside:
                 raise FolderError(f"image {name!r} is outside the folder")
-            if not path.is_file():
+            if not found:
                 raise FolderError(f"image {name!r} not found in {self.folder}")
             try:
-                check_image_file(path)
+                info = check_image_file(path)
             except ImageRejected as exc:
                 raise FolderError(f"image {exc}") from None
+            self.notes += [note for note in info.notes(name) if note not in self.notes]
             stat = path.stat()
             sources.append(ImageSource(f"{path}@{stat.st_size}:{stat.st_mtime_ns}", lambda p=path: load_image(p)))
         return tuple(sources)
@@ -149,6 +148,8 @@ def item_from_record(benchmark_id: str, record: Mapping[str, Any], images: tuple
     question = record.get("question")
     if not isinstance(question, str) or not question.strip():
         raise FolderError("`question` must be a non-empty string")
+    if problem := too_long("question", question, MAX_QUESTION_CHARS):
+        raise FolderError(problem)
     options = record.get("options")
     category = record.get("category")
     groups = {"category": str(category)} if category not in (None, "") else {}
@@ -161,6 +162,9 @@ def item_from_record(benchmark_id: str, record: Mapping[str, Any], images: tuple
             raise FolderError("`options` must be a list of at least two non-empty strings")
         if len(options) > 26:
             raise FolderError("`options` can hold at most 26 choices")
+        for index, option in enumerate(options):
+            if problem := too_long(f"options[{index}]", option, MAX_OPTION_CHARS):
+                raise FolderError(problem)
         return Item(kind=AnswerKind.CHOICE, options=tuple(options), target=_option_index(answer, options), **common)
     kind, target = _short_answer(answer, record.get("kind"))
     return Item(kind=kind, target=target, **common)
@@ -173,23 +177,33 @@ class UploadSet(Benchmark):
     title = "Your upload"
     source = "user data"
 
-    def __init__(self, item: Item):
+    def __init__(self, item: Item, notes: Sequence[str] = ()):
         super().__init__()
         self._item = item
+        self.notes = list(notes)  # what the visitor should know about the images (animated, tiny)
 
     @classmethod
     def from_files(cls, paths: Sequence[Path], question: str, options: Sequence[str], answer: str) -> UploadSet:
-        """Checks every file (type, size, pixel count) before anything decodes it."""
+        """Checks every file (type, size, pixel count) before anything decodes it, then decodes
+        it: uploads are few and a visitor is waiting, so a damaged file is named now, not when a
+        model is asked. `notes` then says what the visitor should know (animated, tiny)."""
         if not paths:
             raise FolderError("upload at least one image")
-        sources = []
-        for path in paths:
+        for label, text in (("question", question), ("answer", answer), *(("option", o) for o in options)):
+            if not is_text(text):  # a lone surrogate from the browser: the store could not save it
+                raise FolderError(f"the {label} is not valid UTF-8 text")
+        sources, notes = [], []
+        for path in map(Path, paths):
             try:
-                check_image_file(Path(path))
+                info = check_image_file(path)
+                load_image(path)
+                content = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
             except ImageRejected as exc:
                 raise FolderError(f"image {exc}") from None
-            content = hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
-            sources.append(ImageSource(f"upload:{content}", lambda p=Path(path): load_image(p)))
+            except OSError as exc:  # removed or made unreadable between the check and the read
+                raise FolderError(f"image {path.name}: cannot be read ({exc.strerror})") from None
+            notes += [note for note in info.notes(path.name) if note not in notes]
+            sources.append(ImageSource(f"upload:{content}", lambda p=path: load_image(p)))
         record: dict[str, Any] = {"id": "upload-" + "-".join(s.ref[7:15] for s in sources), "question": question}
         if options:
             record["options"] = list(options)
@@ -198,9 +212,11 @@ class UploadSet(Benchmark):
             item = item_from_record(cls.id, record, tuple(sources))
         else:  # no answer given: the reply is shown and parsed as free text, not graded
             record["answer"] = "?"
-            item = item_from_record(cls.id, {**record, "kind": "text"} if not options else {**record, "answer": "a"}, tuple(sources))
+            item = item_from_record(
+                cls.id, {**record, "kind": "text"} if not options else {**record, "answer": "a"}, tuple(sources)
+            )
             item = item.with_changes(target=None)
-        return cls(item)
+        return cls(item, notes)
 
     def load_items(self) -> list[Item]:
         return [self._item]
@@ -248,7 +264,7 @@ def _short_answer(answer: Any, kind_name: Any) -> tuple[AnswerKind, Any]:
             if not (isinstance(answer, str) and len(answer.strip()) == 1):
                 raise ValueError
             return kind, answer.strip()
-    except (ValueError, TypeError, KeyError):
+    except (ValueError, TypeError, KeyError, OverflowError):  # OverflowError: [1e400, 2] as a pair
         raise FolderError(f"answer {answer!r} does not fit kind {kind.value}") from None
     if not isinstance(answer, (str, int, float)) or not str(answer).strip():
         raise FolderError(f"answer {answer!r} must be a non-empty string")

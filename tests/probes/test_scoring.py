@@ -60,3 +60,50 @@ def test_numeric_groups_sort_by_value():
     results = [_result(str(i), True, group=g) for i, g in enumerate(["1/4", "1/5", "-0.15", "+0.50", "+0.05"])]
     groups = [row.group for row in aggregate(results, by=["g"])]
     assert groups == ["overall", "g=-0.15", "g=+0.05", "g=1/5", "g=1/4", "g=+0.50"]
+
+
+def _verdict(item, mode, correct, status=Status.ANSWERED, model="m", perturbation="none"):
+    return Result("b", item, model, mode, perturbation, status, correct=correct)
+
+
+def test_mode_agreement_counts_each_venn_region_once():
+    from probes.scoring import mode_agreement
+
+    right = {  # item -> modes that get it right
+        "1": ("0-shot", "4-shot", "4-shot+CoT"),
+        "2": ("0-shot", "4-shot", "4-shot+CoT"),
+        "3": ("0-shot",),
+        "4": ("4-shot", "4-shot+CoT"),
+        "5": (),
+        "6": ("4-shot+CoT",),
+    }
+    modes = ["0-shot", "4-shot", "4-shot+CoT"]
+    results = [_verdict(item, mode, mode in modes_right) for item, modes_right in right.items() for mode in modes]
+    agreement = mode_agreement(results, modes)
+    assert agreement["items"] == 6 and agreement["modes"] == modes
+    assert agreement["right"] == {"0-shot": 3, "4-shot": 3, "4-shot+CoT": 4}
+    regions = agreement["regions"]
+    assert len(regions) == 8 and sum(regions.values()) == 6
+    assert regions[("0-shot", "4-shot", "4-shot+CoT")] == 2
+    assert regions[("0-shot",)] == 1 and regions[("4-shot", "4-shot+CoT")] == 1 and regions[("4-shot+CoT",)] == 1
+    assert regions[()] == 1 and regions[("0-shot", "4-shot")] == 0 and regions[("4-shot",)] == 0
+
+
+def test_mode_agreement_leaves_out_items_not_graded_in_every_mode_and_keeps_models_apart():
+    from probes.scoring import mode_agreement
+
+    results = [
+        _verdict("1", "0-shot", True),
+        _verdict("1", "4-shot", False, Status.UNPARSED),  # unparsed is wrong, and counts
+        _verdict("2", "0-shot", True),
+        _verdict("2", "4-shot", None, Status.ERROR),  # no reply in 4-shot: item 2 is left out
+        _verdict("3", "0-shot", True),  # never asked in 4-shot
+        _verdict("1", "0-shot", True, model="other"),
+        _verdict("1", "4-shot", True, model="other"),
+        _verdict("1", "4-shot+CoT", True),  # a mode not asked about is ignored
+    ]
+    agreement = mode_agreement(results, ["0-shot", "4-shot"])
+    assert agreement["items"] == 2
+    assert agreement["regions"] == {(): 0, ("0-shot",): 1, ("4-shot",): 0, ("0-shot", "4-shot"): 1}
+    with pytest.raises(ValueError):
+        mode_agreement(results, ["0-shot", "0-shot"])

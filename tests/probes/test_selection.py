@@ -1,0 +1,36 @@
+"""The item sample a limit and a seed pick: the CLI and the Evaluate tab share it."""
+
+from probes import cli
+from probes.registry import get_benchmark
+from probes.selection import select_items
+
+
+def items():
+    return get_benchmark("blind/touching-circles").items()
+
+
+def test_no_limit_or_a_limit_past_the_end_takes_every_item_in_order():
+    every = items()
+    assert select_items(every, None, 0) == every
+    assert select_items(every, len(every) + 5, 3) == every
+
+
+def test_a_limit_samples_in_benchmark_order_and_the_seed_decides_which():
+    every = items()
+    position = {item.id: i for i, item in enumerate(every)}
+    first = select_items(every, 12, 0)
+    assert len(first) == 12 and len({i.id for i in first}) == 12
+    assert [position[i.id] for i in first] == sorted(position[i.id] for i in first)
+    assert [i.id for i in select_items(every, 12, 0)] == [i.id for i in first]
+    assert [i.id for i in select_items(every, 12, 1)] != [i.id for i in first]
+
+
+def test_a_larger_limit_keeps_the_smaller_sample():
+    every = items()
+    small = {i.id for i in select_items(every, 12, 7)}
+    large = {i.id for i in select_items(every, 40, 7)}
+    assert small < large and len(large) == 40
+
+
+def test_the_command_line_uses_the_same_selection():
+    assert cli.select_items is select_items
