@@ -9,7 +9,11 @@ from pathlib import Path
 import gradio as gr
 
 from ui.about import build_about
+from ui.evaluate import build_evaluate
+from ui.human import build_human
 from ui.probe import build_probe
+from ui.scoreboard import build_scoreboard
+from ui.stimuli import build_stimuli
 
 CSS = (Path(__file__).parent / "assets" / "app.css").read_text(encoding="utf-8")
 
@@ -20,6 +24,14 @@ def build_demo() -> gr.Blocks:
         with gr.Tabs():
             with gr.Tab("Probe", id="probe"):
                 build_probe()
+            with gr.Tab("Stimulus lab", id="stimuli"):
+                build_stimuli()
+            with gr.Tab("Evaluate", id="evaluate"):
+                build_evaluate()
+            with gr.Tab("Scoreboard", id="scoreboard"):
+                build_scoreboard()
+            with gr.Tab("Human", id="human"):
+                build_human()
             with gr.Tab("About", id="about"):
                 build_about()
     # API-bound events may overlap; local models serialise themselves (one copy, one lock).

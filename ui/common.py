@@ -104,9 +104,12 @@ BUDGET = SessionBudget.from_environment()
 def escape(text: str) -> str:
     """Model text for a Markdown component: every character shown as itself, nothing rendered
     (no HTML, no images, no links, no emphasis)."""
-    escaped = html.escape(text or "", quote=True)
-    for character in "\\`*_{}[]()#+-.!|~>":
+    escaped = text or ""
+    for character in "\\`*_{}[]()#+-.!|~":
         escaped = escaped.replace(character, "\\" + character)
+    # Entities last, so their own `&`, `#` and `;` are never backslashed (a quote would show as
+    # "&#x27;"); `>` needs no backslash since it becomes `&gt;`, which starts no quote block.
+    escaped = html.escape(escaped, quote=True)
     return escaped.replace("\n", "  \n")
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from playwright.sync_api import expect
 
 from tests.conftest import shapes_image
@@ -31,7 +33,7 @@ def test_generate_then_ask_two_models_side_by_side(serve, page, tmp_path):
         expect(page.locator("#probe-pane-0")).to_contain_text("baseline/chance")
         expect(page.locator("#probe-pane-1")).to_contain_text("openai/gpt-test")
         expect(page.locator("#probe-pane-1")).to_contain_text("✓ correct")  # gap 0.5: apart, "No" is right
-        expect(page.locator("#probe-pane-0")).to_contain_text("correct")  # chance: right or wrong, graded
+        expect(page.locator("#probe-pane-0")).to_contain_text(re.compile("✓ correct|✗ wrong"))  # chance: graded
         expect(page.locator("#probe-reply-1 textarea")).to_have_value("The circles are clearly apart.\nAnswer: No")
         expect(page.locator("#probe-status")).to_contain_text("2 of 2 answered")
         screenshot(page, tmp_path, "probe")
@@ -96,7 +98,7 @@ def test_a_key_typed_in_one_session_is_neither_usable_nor_visible_in_another(ser
             one.get_by_text("API keys (used for this session only, never stored)").click()
             one.locator("#probe-openai-key input").fill(visitor_key)
             one.click("#probe-ask")
-            expect(one.locator("#probe-pane-0")).to_contain_text("correct")
+            expect(one.locator("#probe-pane-0")).to_contain_text(re.compile("✓ correct|✗ wrong"))
             two.click("#probe-ask")
             expect(two.locator("#probe-pane-0")).to_contain_text("OPENAI_API_KEY")
             assert visitor_key not in two.content()

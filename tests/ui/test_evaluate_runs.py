@@ -1,0 +1,170 @@
+"""The Evaluate tab's machinery without a browser: the form's checks, parameter sweeps, Cancel
+that lets requests in flight finish and be saved, and the session budget across Resume."""
+
+from __future__ import annotations
+
+import asyncio
+from concurrent.futures import ThreadPoolExecutor
+from types import SimpleNamespace
+
+import pytest
+
+from models.types import GenerateConfig, Output
+from probes.runner import RunPlan
+from probes.selection import select_items
+from tests.support.fake_servers import FakeOpenAIServer
+from tests.ui.conftest import reset_caches
+from ui import evaluate, evaluate_runs
+from ui.common import SessionBudget, store
+from ui.evaluate_runs import EvalInputError, EvalRun, Gate, GatedBackend, make_config, parse_sweep
+from ui.items import benchmark_of
+
+
+def run_async(coroutine):
+    """asyncio.run in a thread of its own: the browser tests' playwright keeps a loop running in
+    this one when the files run together."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
+
+
+@pytest.fixture(autouse=True)
+def own_store(tmp_path, monkeypatch):
+    monkeypatch.setenv("PROBE_HOME", str(tmp_path / "home"))
+    reset_caches()
+    yield
+    reset_caches()
+
+
+def test_parameters_take_single_values_and_comma_separated_sweeps():
+    assert parse_sweep("gap=-0.1,0,0.1 canvas=384") == {"gap": ["-0.1", "0", "0.1"], "canvas": ["384"]}
+    assert parse_sweep(" gap=0.1, 0.2 ;prompt=touching ") == {"gap": ["0.1", "0.2"], "prompt": ["touching"]}
+    assert parse_sweep("") == {}
+    for bad in ("gap", "gap=", "=1", "gap=,"):
+        with pytest.raises(EvalInputError, match="NAME=VALUE"):
+            parse_sweep(bad)
+
+
+def form(**changes):
+    values = dict(benchmarks=["blind/touching-circles"], data="", params_text="", models=["baseline/chance"],
+                  modes=["0-shot"], perturbations=["none"], limit=12, seed=0, concurrency=0)  # fmt: skip
+    values.update(changes)
+    return make_config(**values)
+
+
+def test_the_form_is_checked_before_anything_is_built():
+    config = form(limit=0, seed=None, models=[" baseline/chance ", "baseline/chance"])
+    assert config["limit"] is None and config["seed"] == 0 and config["concurrency"] is None
+    assert config["models"] == ["baseline/chance"]
+    for changes, message in [
+        ({"models": []}, "choose at least one model"),
+        ({"benchmarks": []}, "choose at least one benchmark"),
+        ({"modes": []}, "tick at least one mode"),
+        ({"perturbations": []}, "tick at least one perturbation"),
+        ({"limit": -3}, "at least 1 item"),
+        ({"limit": 2.5}, "whole number"),
+        ({"concurrency": -1}, "concurrency must be at least 1"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            form(**changes)
+    with pytest.raises(ValueError, match="unknown perturbation"):
+        form(perturbations=["sideways"])
+
+
+class SlowBackend:
+    """Answers after a pause and counts what it was asked; `hang` never answers."""
+
+    model_id = "fake/slow"
+    endpoint = "local-test"
+    default_concurrency = 8
+
+    def __init__(self, hang: bool = False):
+        self.calls = 0
+        self.hang = hang
+
+    def check(self) -> None:
+        pass
+
+    async def generate(self, messages, config, answer_space=None) -> Output:
+        self.calls += 1
+        await asyncio.sleep(3600 if self.hang else 0.05)
+        return Output("No", 0.05)
+
+
+def slow_run(backend: SlowBackend, items: int = 20) -> EvalRun:
+    gate = Gate()
+    benchmark = benchmark_of("blind/touching-circles")
+    chosen = select_items(benchmark.items(), items, 0)
+    plan = RunPlan(benchmark, chosen, [GatedBackend(backend, gate)], config=GenerateConfig(seed=0), concurrency=2)
+    return EvalRun([plan], gate)
+
+
+async def stop_after(run: EvalRun, done: int) -> None:
+    run.start()
+    while run.progress.done < done:
+        await asyncio.sleep(0.01)
+    run.stop()
+    await run.wait()
+
+
+def test_cancel_saves_the_requests_in_flight_and_resume_asks_only_the_rest():
+    backend = SlowBackend()
+
+    async def scenario():
+        first = slow_run(backend)
+        await stop_after(first, 5)
+        assert first.outcome == "stopped"
+        saved = len(store().results(model="fake/slow"))
+        assert 5 <= saved < 20
+        assert backend.calls == saved == first.progress.done  # nothing sent was thrown away
+        again = slow_run(backend)
+        again.start()
+        await again.wait()
+        return saved, again
+
+    saved, again = run_async(scenario())
+    assert again.outcome == "done" and again.progress.cached == saved
+    assert backend.calls == 20 and len(store().results(model="fake/slow")) == 20
+
+
+def test_cancel_gives_up_on_a_request_that_never_returns(monkeypatch):
+    monkeypatch.setattr(evaluate_runs, "DRAIN_LIMIT", 0.2)
+    backend = SlowBackend(hang=True)
+
+    async def scenario():
+        run = slow_run(backend)
+        run.start()
+        while backend.calls < 2:
+            await asyncio.sleep(0.01)
+        run.stop()
+        await run.wait(timeout=5)
+        return run
+
+    run = run_async(scenario())
+    assert run.outcome == "stopped" and run.progress.done == 0
+    assert backend.calls == 2  # the gate held every other item back
+
+
+async def frames(generator) -> list:
+    return [frame async for frame in generator]
+
+
+def test_server_keys_pay_once_per_configuration_and_the_budget_says_so(monkeypatch):
+    monkeypatch.setattr(evaluate, "BUDGET", SessionBudget(30))
+    request = SimpleNamespace(session_hash="visitor")
+    no_bar = lambda *args, **kwargs: None  # noqa: E731
+    with FakeOpenAIServer(responder=lambda body: "No") as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-server-test")
+        inputs = (["blind/touching-circles"], "", "", ["openai/x", "baseline/chance"], ["0-shot", "4-shot"], ["none"])
+        shown = run_async(frames(evaluate.run_eval(*inputs, 12, 0, 0, "", "", request, no_bar)))
+        status, _, config = shown[-1][0], shown[-1][1], shown[0][2]
+        assert "**Finished**" in status and "48 / 48 results" in status
+        assert config["charged"] == ["openai/x"]  # 24 requests on the server's key; chance is free
+        assert server.request_count == 24
+
+        again = run_async(frames(evaluate.run_eval(*inputs, 12, 0, 0, "", "", request, no_bar)))
+        assert "budget of 30 requests" in again[-1][0] and "6 left, 24 needed" in again[-1][0]
+
+        resumed = run_async(frames(evaluate.resume_eval(config, "", "", request, no_bar)))
+        assert "**Finished**" in resumed[-1][0] and "cached 48" in resumed[-1][0]
+    assert server.request_count == 24

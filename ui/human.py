@@ -1,0 +1,238 @@
+"""Human tab: a person takes a benchmark's items one at a time, timed, and is scored like a model
+(model id `human/<name>`); and judges mark generated texture words natural or not (ui/judge.py).
+
+Each browser session keeps its own small state (item indices, position, when the item was shown,
+the answers so far), so a class can take a test together on one Space. Every answer is graded
+and stored the moment it arrives, so a half-finished session keeps what it answered. Timing is
+measured on the server, from when an item was sent to when its answer came back.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import gradio as gr
+
+from probes import human
+from probes.registry import BenchmarkError, benchmark_ids
+from probes.selection import select_items
+from probes.types import AnswerKind, Item, Status
+from ui import items as item_choice
+from ui.common import escape, store
+from ui.judge import build_judge
+
+DEFAULT_BENCHMARK = "blind/touching-circles"
+DEFAULT_ITEMS = 10
+MAX_ITEMS = 200
+RADIO_KINDS = (AnswerKind.CHOICE, AnswerKind.YES_NO)
+HINTS = {
+    AnswerKind.NUMBER: "a whole number, e.g. 5",
+    AnswerKind.LETTER: "one letter, e.g. A",
+    AnswerKind.PAIR: "rows x columns, e.g. 3x4 or (3, 4)",
+    AnswerKind.WORDS: "three words separated by commas",
+    AnswerKind.TEXT: "a short answer",
+}
+TABLE_HEADERS = ["#", "item", "your answer", "correct answer", "result", "seconds"]
+MARKS = {True: "✓ right", False: "✗ wrong"}
+
+State = dict[str, Any]
+
+
+def build_human() -> None:
+    with gr.Tabs(elem_id="human-sections"):
+        with gr.Tab("Take a benchmark", id="human-take"):
+            _build_take()
+        with gr.Tab("Judge texture words", id="human-judge") as judge_tab:
+            refresh = build_judge()
+        judge_tab.select(refresh["handler"], None, refresh["outputs"])
+
+
+def _build_take() -> None:
+    state = gr.State(None)
+    with gr.Row():
+        with gr.Column(scale=1):
+            name = gr.Textbox(label="Your name", placeholder="e.g. Ada", max_length=human.MAX_NAME,
+                              info="letters, digits, spaces, - and _; you appear as human/<name>",
+                              elem_id="human-name")  # fmt: skip
+            benchmark = gr.Dropdown(
+                benchmark_ids(), value=DEFAULT_BENCHMARK, label="Benchmark", elem_id="human-benchmark"
+            )
+            data = gr.Textbox(label="Data folder", placeholder="only for benchmarks read from a folder (--data)",
+                              elem_id="human-data")  # fmt: skip
+            with gr.Row():
+                count = gr.Number(DEFAULT_ITEMS, precision=0, minimum=1, maximum=MAX_ITEMS, label="Items",
+                                  elem_id="human-count")  # fmt: skip
+                seed = gr.Number(0, precision=0, label="Seed", elem_id="human-seed")
+            gr.Markdown("Mode: 0-shot (no worked examples). The answers are shown at the end.")
+            start = gr.Button("Start", variant="primary", elem_id="human-start")
+        with gr.Column(scale=2):
+            progress = gr.Markdown("Enter your name, choose a benchmark and press Start.", elem_id="human-progress")
+            # Preview mode: the whole image, fitted; thumbnails below when an item has several.
+            images = gr.Gallery(label="Item", height=420, columns=4, object_fit="contain", preview=True,
+                                interactive=False, visible=False, elem_id="human-images")  # fmt: skip
+            question = gr.Markdown(elem_id="human-question")
+            choice = gr.Radio([], label="Your answer", visible=False, elem_id="human-choice")
+            answer = gr.Textbox(label="Your answer", visible=False, elem_id="human-answer")
+            with gr.Row():
+                submit = gr.Button("Submit answer", variant="primary", visible=False, elem_id="human-submit")
+                finish = gr.Button("Finish now", visible=False, elem_id="human-finish")
+            status = gr.Markdown(elem_id="human-status")
+            # The end: where the items were, so the person sees their score without scrolling.
+            summary = gr.Markdown(elem_id="human-summary")
+    table = gr.Dataframe(headers=TABLE_HEADERS, datatype="str", interactive=False, visible=False,
+                         label="Your answers", elem_id="human-table")  # fmt: skip
+
+    outputs = [state, progress, images, question, choice, answer, submit, finish, status, summary, table]
+    start.click(start_session, [name, benchmark, data, count, seed], outputs, api_name="human_start",
+                concurrency_limit=16)  # fmt: skip
+    for trigger in (submit.click, answer.submit):
+        trigger(submit_answer, [state, choice, answer], outputs, api_visibility="private", concurrency_limit=16)
+    finish.click(finish_now, state, outputs, api_visibility="private")
+
+
+# --- handlers -------------------------------------------------------------------------------
+
+
+def start_session(name: str, benchmark_id: str, data: str, count: float | None, seed: float | None) -> list:
+    try:
+        person = human.check_name(name)
+        data = (data or "").strip() or None
+        items = item_choice.benchmark_of(benchmark_id, data).items()
+        if not items:
+            raise BenchmarkError(f"{benchmark_id} has no items")
+        wanted = max(1, min(MAX_ITEMS, int(count or DEFAULT_ITEMS)))
+        position = {item.id: index for index, item in enumerate(items)}
+        chosen = [position[item.id] for item in select_items(items, wanted, int(seed or 0))]
+    except (BenchmarkError, ValueError, OSError) as exc:
+        return _unchanged(f"⚠ {escape(str(exc))}")
+    state = {"name": person, "benchmark": benchmark_id, "data": data, "indices": chosen, "position": 0,
+             "shown_at": 0.0, "answers": []}  # fmt: skip
+    return _show(state, "")
+
+
+def submit_answer(state: State | None, choice: str | None, text: str | None) -> list:
+    if not state or state["position"] >= len(state["indices"]):
+        return _unchanged("⚠ press Start first")
+    benchmark, item = _current(state)
+    given = (choice if item.kind in RADIO_KINDS else text) or ""
+    if not given.strip():
+        return _unchanged("⚠ choose or write an answer first")
+    seconds = time.monotonic() - state["shown_at"]
+    result = human.answer_result(benchmark, item, given.strip(), state["name"], seconds)
+    if result.status is Status.UNPARSED:  # a typo, not an answer: ask again, the clock runs on
+        hint = HINTS.get(item.kind, "one of the choices")
+        return _unchanged(f"⚠ could not read “{escape(given.strip())}” as an answer: write {escape(hint)}")
+    store().record(result)
+    row = {"item": item.id, "answer": _shown_answer(item, given.strip()), "expected": _expected(item),
+           "correct": result.correct, "score": result.score, "seconds": result.latency}  # fmt: skip
+    state = {**state, "position": state["position"] + 1, "answers": [*state["answers"], row]}
+    return _show(state, f"Answer {len(state['answers'])} saved.")
+
+
+def finish_now(state: State | None) -> list:
+    if not state:
+        return _unchanged("⚠ press Start first")
+    return _end({**state, "position": len(state["indices"])})
+
+
+# --- views ----------------------------------------------------------------------------------
+
+
+def _current(state: State) -> tuple[Any, Item]:
+    benchmark = item_choice.benchmark_of(state["benchmark"], state["data"])
+    return benchmark, benchmark.items()[state["indices"][state["position"]]]
+
+
+def _show(state: State, status: str) -> list:
+    if state["position"] >= len(state["indices"]):
+        return _end(state)
+    _, item = _current(state)
+    pictures = [(source.load(), f"image {i + 1}") for i, source in enumerate(item.images)]
+    if item.kind is AnswerKind.CHOICE:
+        options = [(f"{label}. {text}", label) for label, text in zip(item.labels, item.options, strict=True)]
+    else:
+        options = [("Yes", "Yes"), ("No", "No")]
+    radio = item.kind in RADIO_KINDS
+    # Stamped last, after the images are drawn: the person's time starts when they can see it.
+    state = {**state, "shown_at": time.monotonic()}
+    return [
+        state,
+        f"**Item {state['position'] + 1} of {len(state['indices'])}** · {escape(state['benchmark'])} · "
+        f"answering as {escape(human.model_id(state['name']))}",
+        gr.update(value=pictures, visible=True, selected_index=0),
+        escape(item.question),
+        gr.update(choices=options if radio else [], value=None, visible=radio),
+        gr.update(value="", visible=not radio, placeholder=HINTS.get(item.kind, "")),
+        gr.update(visible=True),
+        gr.update(visible=True),
+        status,
+        "",
+        gr.update(visible=False),
+    ]
+
+
+def _end(state: State) -> list:
+    answers = state["answers"]
+    return [
+        state,
+        f"**Finished** · {len(answers)} of {len(state['indices'])} items answered",
+        gr.update(value=[], visible=False),
+        "",
+        gr.update(choices=[], value=None, visible=False),
+        gr.update(value="", visible=False),
+        gr.update(visible=False),
+        gr.update(visible=False),
+        "",
+        _summary(state),
+        gr.update(value=_table(answers), visible=bool(answers)),
+    ]
+
+
+def _unchanged(status: str) -> list:
+    return [gr.update()] * 8 + [status, gr.update(), gr.update()]
+
+
+def _summary(state: State) -> str:
+    answers = state["answers"]
+    who = f"**{escape(state['name'])}** (stored as {escape(human.model_id(state['name']))})"
+    if not answers:
+        return f"{who}: no answers given."
+    scores = [a["score"] for a in answers if a["score"] is not None]
+    right = sum(1 for a in answers if a["correct"])
+    graded = sum(1 for a in answers if a["correct"] is not None)
+    seconds = sum(a["seconds"] for a in answers) / len(answers)
+    plural = "" if len(answers) == 1 else "s"
+    lines = [f"{who} · {escape(state['benchmark'])} · {len(answers)} item{plural} answered, 0-shot"]
+    if scores:
+        score = f"{round(100 * sum(scores) / len(scores), 1):g}%"
+        tally = f" ({right} of {graded} right)" if graded else " (mean match rate)"
+        lines.append(f"Your score: **{score}**{tally} · time per item: **{seconds:.1f} s**")
+    else:
+        lines.append(f"Not graded (this benchmark has no answer key) · time per item: **{seconds:.1f} s**")
+    return "  \n".join(lines)
+
+
+def _table(answers: list[dict[str, Any]]) -> list[list[str]]:
+    rows = []
+    for number, a in enumerate(answers, start=1):
+        if a["correct"] is not None:
+            mark = MARKS[a["correct"]]
+        else:
+            mark = "–" if a["score"] is None else f"match {a['score']:.2f}"
+        rows.append([str(number), a["item"], a["answer"], a["expected"], mark, f"{a['seconds']:.1f}"])
+    return rows
+
+
+def _shown_answer(item: Item, given: str) -> str:
+    if item.kind is AnswerKind.CHOICE and given in item.labels:
+        return f"{given}. {item.options[item.labels.index(given)]}"
+    return given
+
+
+def _expected(item: Item) -> str:
+    if item.target is None:
+        return "(no answer key)"
+    if item.kind is AnswerKind.CHOICE:
+        return f"{item.target_text()}. {item.options[item.target]}"
+    return item.target_text()
