@@ -58,13 +58,7 @@ def stored_results(reload: bool = False) -> list[Result]:
         hit = _cache.get(key)
         if hit and hit[0] == fingerprint and not reload:
             return hit[1]
-    results = opened.results()
-    shared_groups: dict[tuple, dict[str, str]] = {}
-    for result in results:
-        result.reply = result.parsed = result.target = result.error = None
-        result.item_ref = {}
-        groups = tuple(sorted(result.groups.items()))
-        result.groups = shared_groups.setdefault(groups, dict(groups))
+    results = opened.scored()
     with _cache_lock:
         _cache.clear()  # one store per app: never hold two copies
         _cache[key] = (fingerprint, results)

@@ -5,6 +5,7 @@ import json
 
 from PIL import Image
 
+from probes import export
 from probes.export import generated_set, write_generated
 from probes.types import AnswerKind, ImageSource, Item
 from tests.conftest import run_cli, shapes_image
@@ -66,3 +67,16 @@ def test_the_command_line_writes_the_very_same_folder(tmp_path):
     _, items = generated_set("blind/circled-letter", {"letter": ["1"]}, 3, seed=4)
     write_generated(items, tmp_path / "lib")
     assert folder_bytes(tmp_path / "cli") == folder_bytes(tmp_path / "lib")
+
+
+def test_parallel_writing_gives_the_same_bytes_as_serial_and_draws_shared_images_once(tmp_path, monkeypatch):
+    benchmark, items = generated_set("blind/touching-circles", {"canvas": ["384"]}, 48, seed=5)
+    assert len({item.images[0].ref for item in items}) >= 16  # enough distinct images to go parallel
+    write_generated(items, tmp_path / "parallel", workers=2)
+    drawn = []
+    original = export.encode_png
+    monkeypatch.setattr(export, "encode_png", lambda source: drawn.append(source.ref) or original(source))
+    write_generated(items, tmp_path / "serial", workers=1)
+    assert len(drawn) == len(set(drawn)) == len({item.images[0].ref for item in items})  # once per distinct image
+    for path in sorted((tmp_path / "serial").iterdir()):
+        assert path.read_bytes() == (tmp_path / "parallel" / path.name).read_bytes()
