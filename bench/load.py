@@ -49,7 +49,7 @@ def session(url: str, number: int) -> tuple[float, bool]:
     Returns (seconds the probe took, whether every pane showed this visitor's own item)."""
     from gradio_client import Client
 
-    client = Client(url, verbose=False)
+    client = Client(url, verbose=False, download_files=False)  # a script wants the answers, not the pictures
     _, question, answer, _ = client.predict("blind/touching-circles", "", number, api_name="/generate_stimulus")
     started = time.perf_counter()
     outputs = client.predict(*MODELS, None, 0, False, "none", "", "", api_name="/probe")
@@ -90,6 +90,7 @@ def main() -> None:
                 outcomes = list(pool.map(lambda n: session(url, n), range(args.sessions)))
             wall = time.perf_counter() - started
             loader.join()
+            served = request_count()
         finally:
             app.terminate()
             app.wait(timeout=30)
@@ -101,7 +102,7 @@ def main() -> None:
         f"all completed: {len(outcomes) == args.sessions}; every session saw only its own item: {all(own for _, own in outcomes)}"
     )
     print(f"probe latency: p50 {statistics.median(times):.2f} s, p95 {p95:.2f} s (ideal 0.30 s); wall {wall:.2f} s")
-    print(f"requests served by the model server: {request_count()} (expected {3 * args.sessions})")
+    print(f"requests served by the model server: {served} (expected {3 * args.sessions})")
     print(f"page load during the load: {page_load[0]:.2f} s")
 
 

@@ -78,7 +78,9 @@ def sdk_alone(items, base_url: str, concurrency: int) -> float:
 
         started = time.perf_counter()
         await asyncio.gather(*(one(m) for m in messages))
-        return time.perf_counter() - started
+        elapsed = time.perf_counter() - started
+        await client.close()
+        return elapsed
 
     return asyncio.run(go())
 

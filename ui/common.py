@@ -6,12 +6,14 @@ from __future__ import annotations
 import functools
 import html
 import os
+import tempfile
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 
 from models import registry
 from models.base import Backend
-from models.types import BackendError
+from models.types import BackendError, ImagePart
 from probes.store import Store
 from probes.types import Result, Status
 
@@ -136,3 +138,17 @@ def result_summary(result: Result, shown_target: str | None) -> str:
 
 def join_errors(messages: Sequence[str]) -> str:
     return "\n".join(f"⚠ {escape(m)}" for m in messages)
+
+
+IMAGE_FILES = Path(tempfile.gettempdir()) / "probe-images"
+
+
+def image_file(part: ImagePart) -> str:
+    """A PNG file of an image part, named by its content hash and written once."""
+    IMAGE_FILES.mkdir(parents=True, exist_ok=True)
+    path = IMAGE_FILES / f"{part.sha256}.png"
+    if not path.exists():
+        temporary = path.with_suffix(f".{threading.get_ident()}.tmp")
+        temporary.write_bytes(part.png_bytes)
+        temporary.replace(path)  # atomic: a concurrent reader never sees half a file
+    return str(path)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from typing import Any
 
 import gradio as gr
@@ -16,7 +16,17 @@ from probes.registry import BenchmarkError, benchmark_ids
 from probes.runner import RunError, RunPlan, run
 from probes.types import Mode, Result
 from ui import items as item_choice
-from ui.common import BUDGET, backend_for, escape, model_choices, paid_by_server, result_summary, session_keys, store
+from ui.common import (
+    BUDGET,
+    backend_for,
+    escape,
+    image_file,
+    model_choices,
+    paid_by_server,
+    result_summary,
+    session_keys,
+    store,
+)
 
 MAX_MODELS = 4
 SOURCES = ("Generated stimulus", "Benchmark item", "Upload")
@@ -123,7 +133,8 @@ def build_probe() -> dict[str, Any]:
     use_upload.click(upload_item, [files, question, options, answer], preview, api_name="use_upload")
 
     ask_inputs = [spec, *models, shots, cot, perturbation, openai_key, anthropic_key]
-    ask.click(probe, ask_inputs, [status, *pane_outputs], api_name="probe", concurrency_limit=8)
+    # Async and API-bound: many at once cost little (local models queue on their own worker).
+    ask.click(probe, ask_inputs, [status, *pane_outputs], api_name="probe", concurrency_limit=32)
     again = {
         "Again 4-shot": lambda: (4, False, "none"),
         "Again with CoT": lambda: (gr.update(), True, gr.update()),
@@ -178,11 +189,14 @@ async def probe(
     anthropic_key: str,
     request: gr.Request,
 ) -> AsyncIterator[list]:
-    """Ask every chosen model; yield after each answer so panes fill in the order answers come."""
+    """Ask every chosen model; yield after each answer so panes fill in the order answers come.
+    Each frame sends only the panes that changed (images are the costly part of a frame)."""
     panes: list[list[Any]] = [["", "", [], ""] for _ in range(MAX_MODELS)]
 
-    def frame(status: str) -> list:
-        return [status, *[value for pane in panes for value in pane]]
+    def frame(status: str, changed: Iterable[int] = range(MAX_MODELS)) -> list:
+        changed = set(changed)
+        values = [panes[slot] if slot in changed else [gr.skip()] * 4 for slot in range(MAX_MODELS)]
+        return [status, *[value for pane in values for value in pane]]
 
     chosen = [(slot, m.strip()) for slot, m in enumerate([model_1, model_2, model_3, model_4]) if m and m.strip()]
     keys = session_keys(openai_key, anthropic_key)
@@ -194,6 +208,8 @@ async def probe(
         perturb.check(perturbation)
         BUDGET.take(request.session_hash or "anonymous", sum(paid_by_server(m, keys) for _, m in chosen))
         backends = [(slot, backend_for(model_id, keys)) for slot, model_id in chosen]
+        _, prompt = await asyncio.to_thread(assemble_prompt, benchmark, item, mode, perturbation)
+        sent_images = await asyncio.to_thread(_prompt_images, prompt.messages)
     except (BenchmarkError, BackendError, ValueError) as exc:
         yield frame(f"⚠ {escape(str(exc))}")
         return
@@ -205,8 +221,6 @@ async def probe(
 
     async def ask_one(slot: int, backend) -> None:
         try:
-            _, prompt = await asyncio.to_thread(assemble_prompt, benchmark, item, mode, perturbation)
-            panes[slot][2:] = [_prompt_images(prompt.messages), _prompt_text(prompt.messages)]
             plan = RunPlan(benchmark, [item], [backend], mode, perturbation, config)
             [result] = await run(plan, store())
             await finished.put((slot, result, None))
@@ -221,11 +235,12 @@ async def probe(
         for done in range(1, len(tasks) + 1):
             slot, result, error = await finished.get()
             if result is not None:
-                panes[slot][0] = result_summary(result, _target_text(item, result))
-                panes[slot][1] = result.reply or ""
+                panes[slot][:2] = [result_summary(result, _target_text(item, result)), result.reply or ""]
             else:
-                panes[slot][0] = f"**{escape(chosen_id(chosen, slot))}** · ⚠ {escape(error or '')}"
-            yield frame(f"{done} of {len(tasks)} answered")
+                panes[slot][:2] = [f"**{escape(chosen_id(chosen, slot))}** · ⚠ {escape(error or '')}", ""]
+            panes[slot][2:] = [sent_images, _prompt_text(prompt.messages)]
+            # The last frame carries every pane: an API client reads its answer from it.
+            yield frame(f"{done} of {len(tasks)} answered", changed=[slot] if done < len(tasks) else range(MAX_MODELS))
     finally:
         for task in tasks:
             task.cancel()
@@ -243,12 +258,14 @@ def _target_text(item, result: Result) -> str | None:
     return item.target_text()
 
 
-def _prompt_images(messages: tuple[Message, ...]) -> list[tuple[Any, str]]:
+def _prompt_images(messages: tuple[Message, ...]) -> list[tuple[str, str]]:
+    """The images sent, in order, as PNG files written once (by content): every pane and every
+    frame reuses the file instead of encoding the picture again."""
     images = []
     for message in messages:
         for part in message.parts:
             if isinstance(part, ImagePart):
-                images.append((part.rgb, f"image {len(images) + 1} ({message.role})"))
+                images.append((image_file(part), f"image {len(images) + 1} ({message.role})"))
     return images
 
 
