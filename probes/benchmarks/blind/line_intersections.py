@@ -43,8 +43,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from probes.benchmarks.blind import SOURCE
+from probes.benchmarks.blind.released import released
 from probes.benchmarks.generated import EXAMPLE_SEED_BASE, GeneratedBenchmark, Param
-from probes.registry import BenchmarkError, register
+from probes.registry import register
 from probes.stimuli.line_intersections import LinePlot, clearance
 from probes.types import AnswerKind
 
@@ -198,7 +199,7 @@ class LineIntersections(GeneratedBenchmark):
 
 
 @register("blind/line-intersections")
-def line_intersections(data: str | None = None, params=None) -> LineIntersections:
-    if data is not None:
-        raise BenchmarkError(f"{LineIntersections.id} is generated here and reads no --data")
+def line_intersections(data: str | None = None, params=None):
+    if data is not None:  # the paper's own release (XAI/vlmsareblind), from the Hub or a copy
+        return released(LineIntersections.id, data, LineIntersections, params)
     return LineIntersections(params)

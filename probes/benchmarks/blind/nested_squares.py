@@ -32,8 +32,9 @@ import random
 from typing import Any
 
 from probes.benchmarks.blind import SOURCE
+from probes.benchmarks.blind.released import released
 from probes.benchmarks.generated import EXAMPLE_SEED_BASE, GeneratedBenchmark, Param
-from probes.registry import BenchmarkError, register
+from probes.registry import register
 from probes.stimuli.nested_squares import POINTS_PER_CANVAS, NestedSquares
 from probes.types import AnswerKind
 
@@ -138,7 +139,7 @@ class NestedSquaresBenchmark(GeneratedBenchmark):
 
 
 @register("blind/nested-squares")
-def nested_squares(data: str | None = None, params=None) -> NestedSquaresBenchmark:
-    if data is not None:
-        raise BenchmarkError(f"{NestedSquaresBenchmark.id} is generated here and reads no --data")
+def nested_squares(data: str | None = None, params=None):
+    if data is not None:  # the paper's own release (XAI/vlmsareblind), from the Hub or a copy
+        return released(NestedSquaresBenchmark.id, data, NestedSquaresBenchmark, params)
     return NestedSquaresBenchmark(params)

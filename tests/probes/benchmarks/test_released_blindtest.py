@@ -76,3 +76,31 @@ def test_a_folder_that_is_not_the_release_is_named(tmp_path):
 )  # fmt: skip
 def test_groundtruth_formats(kind, raw, value):
     assert read_groundtruth(kind, raw) == value
+
+
+RELEASE_TASKS = {
+    "blind/line-intersections": ("Line Plot Intersections", "{2}", 2),
+    "blind/touching-circles": ("Touching Circles", "No", "no"),
+    "blind/circled-letter": ("Circled Letter", "e", "e"),
+    "blind/olympic-circles": ("Olympic Counting - Circles", "7", 7),
+    "blind/olympic-pentagons": ("Olympic Counting - Pentagons", "{6}", 6),
+    "blind/nested-squares": ("Nested Squares", "3", 3),
+    "blind/grid-count": ("Counting Grid - Word Grids", "5,6", (5, 6)),
+    "blind/subway-paths": ("Subway Connections", "{1}", 1),
+}
+
+
+@pytest.mark.parametrize("benchmark_id", list(RELEASE_TASKS))
+def test_every_blindtest_task_reads_its_rows_of_the_release(tmp_path, benchmark_id):
+    rows = {"task": [], "image": [], "prompt": [], "groundtruth": [], "metadata": []}
+    for task, truth, _ in RELEASE_TASKS.values():
+        rows["task"].append(task)
+        rows["image"].append(shapes_image("circle"))
+        rows["prompt"].append(f"a {task} question")
+        rows["groundtruth"].append(truth)
+        rows["metadata"].append("{}")
+    (tmp_path / "data").mkdir()
+    Dataset.from_dict(rows, features=FEATURES).to_parquet(str(tmp_path / "data" / "valid-00000-of-00001.parquet"))
+    task, _, target = RELEASE_TASKS[benchmark_id]
+    [item] = get_benchmark(benchmark_id, data=str(tmp_path)).items()
+    assert item.target == target and item.question == f"a {task} question"
