@@ -39,10 +39,13 @@ def build_demo() -> gr.Blocks:
     return demo
 
 
+# How the app is served, here and in the tests: uploads over 50 MB are refused by Gradio before
+# any of our code reads them (probes/imageio.py applies the same limit to files it is given).
+LAUNCH_OPTIONS = {"css": CSS, "max_file_size": "50mb"}
+
 if __name__ == "__main__":
     build_demo().launch(
         server_name=os.environ.get("GRADIO_SERVER_NAME", "0.0.0.0"),
         server_port=int(os.environ.get("GRADIO_SERVER_PORT", "7860")),
-        css=CSS,
-        max_file_size="50mb",
+        **LAUNCH_OPTIONS,
     )

@@ -45,7 +45,9 @@ def serve(tmp_path, monkeypatch):
 
         demo = app.build_demo()
         port = free_port()
-        demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, css=app.CSS, quiet=True)
+        demo.launch(
+            server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, **app.LAUNCH_OPTIONS
+        )
         launched.append(demo)
         return f"http://127.0.0.1:{port}"
 
