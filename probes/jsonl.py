@@ -75,3 +75,31 @@ def too_long(field: str, value: str, limit: int) -> str | None:
     if len(value) <= limit:
         return None
     return f"`{field}` is {len(value):,} characters, over the {limit:,}-character limit"
+
+
+MAX_PROBLEMS_SHOWN = 10
+
+
+def read_objects(
+    path: Path, errors: list[str], hint: str = "", label: str | None = None
+) -> list[tuple[int, dict[str, Any]]]:
+    """(line number, object) for each JSON object line of `path`; every other line's problem is
+    added to `errors` as "LABEL line N: ..." (LABEL: the file's name unless given). Raises
+    OSError if the file cannot be opened."""
+    label = label or path.name
+    records = []
+    for number, value, problem in read_lines(path):
+        if problem is None and not isinstance(value, dict):
+            problem = f"expected a JSON object{' like ' + hint if hint else ''}, got {type(value).__name__}"
+        if problem is not None:
+            errors.append(f"{label} line {number}: {problem}")
+            continue
+        records.append((number, value))
+    return records
+
+
+def problems(where: object, errors: list[str]) -> str:
+    """One message for several problems: how many, then the first few, one per line."""
+    shown = "\n  ".join(errors[:MAX_PROBLEMS_SHOWN])
+    more = f"\n  ... and {len(errors) - MAX_PROBLEMS_SHOWN} more" if len(errors) > MAX_PROBLEMS_SHOWN else ""
+    return f"{where}: {len(errors)} problem(s):\n  {shown}{more}"

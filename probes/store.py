@@ -219,9 +219,18 @@ class Store:
         groups: dict[str, dict[str, str]] = {}  # results share a few distinct group sets: decode each once
         statuses = {status.value: status for status in Status}
         return [
-            Result(benchmark, item_id, model, mode, perturbation, statuses[status],
-                   correct=None if correct is None else bool(correct), score=score, latency=latency,
-                   groups=groups[raw] if raw in groups else groups.setdefault(raw, json.loads(raw)))  # fmt: skip
+            Result(
+                benchmark,
+                item_id,
+                model,
+                mode,
+                perturbation,
+                statuses[status],
+                correct=None if correct is None else bool(correct),
+                score=score,
+                latency=latency,
+                groups=groups[raw] if raw in groups else groups.setdefault(raw, json.loads(raw)),
+            )  # fmt: skip
             for benchmark, item_id, model, mode, perturbation, status, correct, score, latency, raw in rows
         ]
 

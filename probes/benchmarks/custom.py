@@ -30,12 +30,10 @@ from pathlib import Path
 from typing import Any
 
 from probes.imageio import ImageRejected, check_image_file, load_image
-from probes.jsonl import MAX_LINE_BYTES, MAX_OPTION_CHARS, MAX_QUESTION_CHARS, is_text, read_lines, too_long
+from probes.jsonl import MAX_OPTION_CHARS, MAX_QUESTION_CHARS, is_text, problems, read_objects, too_long
 from probes.registry import BenchmarkError
 from probes.types import AnswerKind, Benchmark, ImageSource, Item, option_labels
 
-MAX_LINE_CHARS = MAX_LINE_BYTES  # the name shitsukan/folder.py imports
-MAX_ERRORS_SHOWN = 10
 _KINDS = {k.value: k for k in AnswerKind if k not in (AnswerKind.CHOICE, AnswerKind.WORDS)}
 
 
@@ -71,15 +69,8 @@ class CustomFolder(Benchmark):
     def _read(self, name: str) -> list[Item]:
         path = self.folder / name
         errors: list[str] = []
-        records: list[tuple[int, dict[str, Any]]] = []
         try:
-            for number, record, problem in read_lines(path):
-                if problem is None and not isinstance(record, dict):
-                    problem = f"expected a JSON object, got {type(record).__name__}"
-                if problem is not None:
-                    errors.append(f"{name} line {number}: {problem}")
-                    continue
-                records.append((number, record))
+            records = read_objects(path, errors)
         except OSError as exc:
             raise FolderError(f"{path}: cannot be read ({exc.strerror})") from None
         seen: set[str] = set()
@@ -99,9 +90,7 @@ class CustomFolder(Benchmark):
             if not item.options:
                 distinct_answers.setdefault(item.target_text())
         if errors:
-            shown = "\n  ".join(errors[:MAX_ERRORS_SHOWN])
-            more = f"\n  ... and {len(errors) - MAX_ERRORS_SHOWN} more" if len(errors) > MAX_ERRORS_SHOWN else ""
-            raise FolderError(f"{self.folder}: {len(errors)} problem(s):\n  {shown}{more}")
+            raise FolderError(problems(self.folder, errors))
         if not items:
             raise FolderError(f"{path}: no items")
         space = tuple(sorted(distinct_answers))

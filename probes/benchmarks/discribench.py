@@ -42,7 +42,6 @@ takes the FIRST image number a reply mentions, reasoning included.
 
 from __future__ import annotations
 
-import json
 import re
 import unicodedata
 from collections.abc import Mapping, Sequence
@@ -51,6 +50,7 @@ from typing import Any
 
 from models.types import ImagePart, TextPart
 from probes.imageio import ImageRejected, check_image_file, load_image
+from probes.jsonl import problems, read_objects
 from probes.parsing import is_refusal
 from probes.registry import BenchmarkError, register
 from probes.types import AnswerKind, Benchmark, ImageSource, Item, LabelStyle, Parsed, Status
@@ -61,7 +61,6 @@ MAIN = "discribench"
 ABLATIONS = ("main", "lan_easy", "lan_medium", "vis_easy", "vis_medium", "answer_embed")
 SUBSETS = (MAIN, *ABLATIONS)
 OPTIONS = ("Image 1", "Image 2", "Image 3", "Image 4")
-MAX_ERRORS_SHOWN = 10
 
 PROMPTS = {
     "en": (
@@ -149,9 +148,7 @@ class DiscriBench(Benchmark):
             seen.add(item.id)
             items.append(item)
         if errors:
-            shown = "\n  ".join(errors[:MAX_ERRORS_SHOWN])
-            more = f"\n  ... and {len(errors) - MAX_ERRORS_SHOWN} more" if len(errors) > MAX_ERRORS_SHOWN else ""
-            raise DiscriBenchError(f"{self.root}: {len(errors)} problem(s):\n  {shown}{more}")
+            raise DiscriBenchError(problems(self.root, errors))
         if not items:
             raise DiscriBenchError(f"{self.root / name}: no items")
         return items
@@ -275,28 +272,9 @@ def _data_root(data: str, wanted: str) -> Path:
 def _read_jsonl(root: Path, name: str, errors: list[str]) -> list[tuple[int, dict[str, Any]]]:
     """(line number, object) for each non-blank line; problems go to `errors` naming the line."""
     try:
-        lines = (root / name).read_bytes().split(b"\n")
+        return read_objects(root / name, errors, label=name)
     except OSError as exc:
         raise DiscriBenchError(f"{root / name}: cannot be read ({exc.strerror})") from None
-    records = []
-    for number, raw in enumerate(lines, start=1):
-        try:
-            line = raw.decode("utf-8").strip()
-        except UnicodeDecodeError:
-            errors.append(f"{name} line {number}: not valid UTF-8")
-            continue
-        if not line:
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            errors.append(f"{name} line {number}: not valid JSON ({exc.msg} at column {exc.colno})")
-            continue
-        if not isinstance(record, dict):
-            errors.append(f"{name} line {number}: expected a JSON object, got {type(record).__name__}")
-            continue
-        records.append((number, record))
-    return records
 
 
 def _metadata_types(root: Path, errors: list[str]) -> dict[Path, str]:

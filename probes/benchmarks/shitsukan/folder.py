@@ -25,7 +25,6 @@ punctuation dropped, spaces collapsed) and otherwise exactly, as the paper's mat
 
 from __future__ import annotations
 
-import json
 import re
 import unicodedata
 from abc import abstractmethod
@@ -34,9 +33,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from probes.benchmarks.custom import MAX_ERRORS_SHOWN, MAX_LINE_CHARS, FolderError
+from probes.benchmarks.custom import FolderError
 from probes.benchmarks.shitsukan import SOURCE
 from probes.imageio import ImageRejected, check_image_file, load_image
+from probes.jsonl import problems, read_objects
 from probes.registry import BenchmarkError
 from probes.types import Benchmark, ImageSource, Item
 
@@ -111,9 +111,7 @@ def read_records(folder: Path, name: str) -> list[Record]:
         records.append(parsed)
     errors += _english_consistency(records, name)
     if errors:
-        shown = "\n  ".join(errors[:MAX_ERRORS_SHOWN])
-        more = f"\n  ... and {len(errors) - MAX_ERRORS_SHOWN} more" if len(errors) > MAX_ERRORS_SHOWN else ""
-        raise FolderError(f"{folder}: {len(errors)} problem(s):\n  {shown}{more}")
+        raise FolderError(problems(folder, errors))
     if not records:
         raise FolderError(f"{path}: no records (one JSON object per line, e.g. {FORMAT_HINT})")
     return records
@@ -121,31 +119,9 @@ def read_records(folder: Path, name: str) -> list[Record]:
 
 def _json_lines(path: Path, errors: list[str]) -> list[tuple[int, dict[str, Any]]]:
     try:
-        lines = path.read_bytes().split(b"\n")
+        return read_objects(path, errors, hint=FORMAT_HINT)
     except OSError as exc:
         raise FolderError(f"{path}: cannot be read ({exc.strerror})") from None
-    found = []
-    for number, raw in enumerate(lines, start=1):
-        try:
-            line = raw.decode("utf-8").strip()
-        except UnicodeDecodeError:
-            errors.append(f"{path.name} line {number}: not valid UTF-8")
-            continue
-        if not line:
-            continue
-        if len(line) > MAX_LINE_CHARS:
-            errors.append(f"{path.name} line {number}: {len(line):,} characters is over the {MAX_LINE_CHARS:,} limit")
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            errors.append(f"{path.name} line {number}: not valid JSON ({exc.msg} at column {exc.colno})")
-            continue
-        if not isinstance(record, dict):
-            errors.append(f"{path.name} line {number}: expected a JSON object like {FORMAT_HINT}")
-            continue
-        found.append((number, record))
-    return found
 
 
 def _record(folder: Path, name: str, number: int, record: Mapping[str, Any]) -> Record:
