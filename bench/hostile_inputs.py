@@ -17,7 +17,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from tests.support.hostile_corpus import KINDS, PATHS, Report, try_kind
+from tests.support.hostile_corpus import KINDS, PATHS
+from tests.support.hostile_trials import Report, try_kind
 
 
 def main() -> None:

@@ -15,7 +15,8 @@ from PIL import Image, ImageFile
 
 from models.types import to_rgb
 from probes.imageio import ImageRejected, check_image_file
-from tests.support.hostile_corpus import KINDS, PATHS, try_kind, write_bomb, write_sparse
+from tests.support.hostile_corpus import KINDS, PATHS, write_bomb, write_sparse
+from tests.support.hostile_trials import try_kind
 
 
 @pytest.mark.parametrize("kind", KINDS, ids=[kind.name for kind in KINDS])
