@@ -380,10 +380,12 @@ def test_the_sample_runs_offline_and_reports_beside_the_paper(tmp_path):
     assert published[(CLASSIFY, "LLaVA-1.5-7B", "n=5")] == 21.49
     assert published[(CLASSIFY, "Human", "n=5")] == 78.57 and published[(CLASSIFY, "Random", "n=2")] == 50.0
     assert published[(GENERATE, "GPT-4o (2024-11-20)", "overall")] == 21.5
-    assert not any(key[2].startswith("metric=") for key in published)  # the judgement score only with --by metric
+    assert not any(key[0] == "shitsukan/judgement" for key in published)  # shown with judgements only
     assert all("質感知覚" in r["paper"] for r in rows if r["source"] == "published")
-    judged = json.loads(run_cli("report", "--store", store, "--format", "json", "--by", "metric").stdout)
-    assert {(r["model"], r["accuracy"]) for r in judged if r["group"] == "metric=judgement"} == {
+    judged = json.loads(
+        run_cli("report", "--store", store, "--format", "json", "--benchmark", "shitsukan/judgement").stdout
+    )
+    assert {(r["model"], r["accuracy"]) for r in judged if r["source"] == "published"} == {
         ("GPT-4o (2024-11-20)", 75.49),
         ("LLaVA-1.5-7B", 57.75),
     }
