@@ -87,5 +87,5 @@ def test_a_chance_run_on_the_sample_is_judged_and_reported(tmp_path, store):
     store.record(judgement.judgement_result(found[0], "Ada", [True, True, False], 3.0))
     output = run_cli("report", "--store", str(store.path), "--benchmark", "shitsukan/judgement", "--format", "json")
     assert output.returncode == 0, output.stderr
-    [row] = json.loads(output.stdout)
+    [row] = [r for r in json.loads(output.stdout) if r["source"] == "measured"]
     assert (row["model"], row["n"], row["accuracy"], row["correct"]) == ("baseline/chance", 1, 66.67, None)
