@@ -59,6 +59,16 @@ def test_a_run_shows_progress_then_its_summary(serve, page, tmp_path):
             expect(row).to_contain_text("blind/touching-circles")
             expect(row.get_by_role("gridcell").nth(4)).to_have_text("12")  # n
         screenshot(page, tmp_path, "evaluate")
+
+        # The same run on the Scoreboard: its rows, the references beside them, and a chart.
+        page.get_by_role("tab", name="Scoreboard", exact=True).click()
+        page.click("#score-refresh")
+        table = page.locator("#score-table")
+        expect(table).to_contain_text("openai/x")
+        expect(table).to_contain_text("baseline/chance")
+        expect(table).to_contain_text("published")
+        expect(page.locator("#score-bars .js-plotly-plot")).to_be_visible()
+        screenshot(page, tmp_path, "scoreboard-after-evaluate")
     assert server.request_count == 12
     assert stored("openai/x") == 12 and stored("baseline/chance") == 12
 
