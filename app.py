@@ -40,7 +40,7 @@ def build_demo() -> gr.Blocks:
 
 
 # How the app is served, here and in the tests: uploads over 50 MB are refused by Gradio before
-# any of our code reads them (probes/imageio.py applies the same limit to files it is given).
+# any of our code reads them (probes/files/images.py applies the same limit to files it is given).
 LAUNCH_OPTIONS = {"css": CSS, "max_file_size": "50mb"}
 
 if __name__ == "__main__":

@@ -16,11 +16,11 @@ from pathlib import Path
 
 from models.registry import create
 from models.types import GenerateConfig
-from probes.cli import select_items
-from probes.registry import get_benchmark
-from probes.runner import RunPlan, run
-from probes.store import Store
-from probes.types import Status
+from probes.cli.commands import select_items
+from probes.core.registry import get_benchmark
+from probes.core.types import Status
+from probes.running.runner import RunPlan, run
+from probes.running.store import Store
 from tests.support.fake_servers import FakeOpenAIServer
 from tests.support.faults import FaultPlan
 

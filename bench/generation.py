@@ -15,8 +15,8 @@ from pathlib import Path
 from models.png import encode_rgb_png
 from models.types import to_rgb
 from probes.benchmarks.generated import render_cached
-from probes.export import write_generated
-from probes.registry import benchmark_ids, get_benchmark
+from probes.core.registry import benchmark_ids, get_benchmark
+from probes.files.export import write_generated
 
 
 def main() -> None:

@@ -14,10 +14,10 @@ from pathlib import Path
 
 from models.registry import create
 from models.types import GenerateConfig
-from probes.cli import select_items
-from probes.registry import get_benchmark
-from probes.runner import RunPlan, run
-from probes.store import Store
+from probes.cli.commands import select_items
+from probes.core.registry import get_benchmark
+from probes.running.runner import RunPlan, run
+from probes.running.store import Store
 from tests.support.tiny_vlm import build_tiny_llava
 
 

@@ -13,8 +13,8 @@ import random
 import tempfile
 import time
 
-from probes.store import Store
-from probes.types import Result, Status
+from probes.core.types import Result, Status
+from probes.running.store import Store
 
 MODELS = [f"provider/model-{n}" for n in range(8)]
 MODES = ["0-shot", "4-shot", "4-shot+CoT"]

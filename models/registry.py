@@ -113,12 +113,12 @@ def create(model_id: str, endpoints: tuple[Endpoint, ...] = (), api_key: str | N
 
         return HFBackend(model_id, model)
     if provider == "baseline":
-        from models.baselines import ChanceBackend
+        from probes.baselines.chance import ChanceBackend
 
         if model == "chance":
             return ChanceBackend()
         if model == "pixels":
-            from models.pixels import PixelsBackend
+            from probes.baselines.pixels import PixelsBackend
 
             return PixelsBackend()
         raise ModelIdError(f"unknown baseline {model!r}: known baselines are baseline/chance, baseline/pixels")

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from PIL import Image, ImageDraw
 
-from probes.store import Store
+from probes.running.store import Store
 
 REPO = Path(__file__).resolve().parent.parent
 KEY_VARIABLES = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "PROBE_MODELS")

@@ -35,7 +35,7 @@ def test_probes_never_import_ui_or_gradio():
 def test_listing_benchmarks_and_models_does_not_load_torch_or_sdks():
     code = (
         "import sys, contextlib, io\n"
-        "from probes.cli import main\n"
+        "from probes.cli.commands import main\n"
         "with contextlib.redirect_stdout(io.StringIO()):\n"
         "    main(['list']); main(['models'])\n"
         "print(sorted(m for m in ('torch', 'transformers', 'openai', 'anthropic', 'gradio') if m in sys.modules))\n"

@@ -14,8 +14,8 @@ from pathlib import Path
 from models import registry
 from models.base import Backend
 from models.types import BackendError, ImagePart
-from probes.store import Store
-from probes.types import Result, Status
+from probes.core.types import Result, Status
+from probes.running.store import Store
 
 # Providers whose requests cost money on the server's keys (and so count against the budget).
 PAID_PROVIDERS = ("openai", "anthropic")

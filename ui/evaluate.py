@@ -12,9 +12,9 @@ import gradio as gr
 import pandas as pd
 
 from models.types import BackendError
-from probes.registry import BenchmarkError, benchmark_ids
-from probes.runner import RunError
-from probes.scoring import aggregate
+from probes.analysis.scoring import aggregate
+from probes.core.registry import BenchmarkError, benchmark_ids
+from probes.running.runner import RunError
 from ui.common import BUDGET, escape, model_choices, session_keys
 from ui.evaluate_runs import (
     MODES,

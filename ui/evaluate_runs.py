@@ -18,11 +18,11 @@ from typing import Any
 
 from models.base import Backend
 from models.types import BackendError, GenerateConfig, Message, Output, Unavailable
-from probes import perturb
-from probes.registry import BenchmarkError
-from probes.runner import Progress, RunError, RunPlan, preflight, run
-from probes.selection import select_items
-from probes.types import Mode, Result, Status
+from probes.asking import perturb
+from probes.core.registry import BenchmarkError
+from probes.core.selection import select_items
+from probes.core.types import Mode, Result, Status
+from probes.running.runner import Progress, RunError, RunPlan, preflight, run
 from ui.common import backend_for, paid_by_server, store
 from ui.items import benchmark_of
 

@@ -14,10 +14,10 @@ from typing import Any
 
 import gradio as gr
 
-from probes import human
-from probes.registry import BenchmarkError, benchmark_ids
-from probes.selection import select_items
-from probes.types import AnswerKind, Item, Status
+from probes.core.registry import BenchmarkError, benchmark_ids
+from probes.core.selection import select_items
+from probes.core.types import AnswerKind, Item, Status
+from probes.people import human
 from ui import items as item_choice
 from ui.common import escape, store
 from ui.judge import build_judge

@@ -17,8 +17,8 @@ from typing import Any
 from PIL import Image
 
 from probes.benchmarks.custom import UploadSet
-from probes.registry import BenchmarkError, benchmark_ids, get_benchmark
-from probes.types import AnswerKind, Benchmark, Item
+from probes.core.registry import BenchmarkError, benchmark_ids, get_benchmark
+from probes.core.types import AnswerKind, Benchmark, Item
 
 Spec = dict[str, Any]
 

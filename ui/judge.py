@@ -1,6 +1,6 @@
 """The Human tab's texture judgement: a judge marks each of a model's three generated texture
 words natural or not, one item at a time; the judgement score (SPEC.md section 3, Eq. 1) is
-computed by probes.judgement from what is stored."""
+computed by probes.benchmarks.shitsukan.judgement from what is stored."""
 
 from __future__ import annotations
 
@@ -13,11 +13,11 @@ from typing import Any
 import gradio as gr
 from PIL import Image
 
-from probes import judgement
+from probes.benchmarks.shitsukan import judgement
 from probes.benchmarks.shitsukan.generation import BENCHMARK_ID as GENERATION_ID
-from probes.human import check_name
-from probes.imageio import load_image
-from probes.registry import BenchmarkError
+from probes.core.registry import BenchmarkError
+from probes.files.images import load_image
+from probes.people.human import check_name
 from ui import items as item_choice
 from ui.common import escape, store
 

@@ -10,11 +10,11 @@ from typing import Any
 import gradio as gr
 
 from models.types import BackendError, GenerateConfig, ImagePart, Message
-from probes import perturb
-from probes.prompting import assemble_prompt
-from probes.registry import BenchmarkError, benchmark_ids
-from probes.runner import RunError, RunPlan, run
-from probes.types import Mode, Result
+from probes.asking import perturb
+from probes.asking.prompting import assemble_prompt
+from probes.core.registry import BenchmarkError, benchmark_ids
+from probes.core.types import Mode, Result
+from probes.running.runner import RunError, RunPlan, run
 from ui import items as item_choice
 from ui.common import (
     BUDGET,

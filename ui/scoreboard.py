@@ -16,7 +16,7 @@ from typing import Any
 
 import gradio as gr
 
-from probes.scoring import mode_agreement
+from probes.analysis.scoring import mode_agreement
 from ui import scoreboard_charts as charts
 from ui.common import escape
 from ui.scoreboard_data import (

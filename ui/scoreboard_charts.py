@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import plotly.graph_objects as go
 
-from probes.scoring import Row
+from probes.analysis.scoring import Row
 from ui.scoreboard_data import mode_order, numeric, region_name
 
 PUBLISHED_COLOUR = "rgba(120, 120, 120, 0.55)"

@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from probes.report import report_rows, to_csv, to_json
-from probes.scoring import Row
-from probes.store import Store
-from probes.types import Mode, Result, Status
+from probes.analysis.report import report_rows, to_csv, to_json
+from probes.analysis.scoring import Row
+from probes.core.types import Mode, Result, Status
+from probes.running.store import Store
 from ui.common import store
 
 ALL = "all"

@@ -26,9 +26,9 @@ from typing import Any
 import gradio as gr
 
 from probes.benchmarks.generated import GeneratedBenchmark, Param
-from probes.export import generated_set, write_generated
-from probes.registry import BenchmarkError, benchmark_ids
-from probes.types import Item
+from probes.core.registry import BenchmarkError, benchmark_ids
+from probes.core.types import Item
+from probes.files.export import generated_set, write_generated
 from ui import items as item_choice
 from ui.common import escape
 

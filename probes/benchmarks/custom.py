@@ -13,8 +13,8 @@ The folder holds `items.jsonl`, one JSON object per line, and the image files it
   normalisation. A `kind` field (number, yes/no, letter, pair, text) overrides the guess;
 - `category` (optional) becomes a scoreboard group.
 
-Limits, the same for uploads and imports (`probes/jsonl.py`): a line up to 2 MB, a question up to
-20,000 characters, an option up to 2,000. Images (`probes/imageio.py`): PNG, JPEG, GIF, WEBP, BMP
+Limits, the same for uploads and imports (`probes/files/jsonl.py`): a line up to 2 MB, a question up to
+20,000 characters, an option up to 2,000. Images (`probes/files/images.py`): PNG, JPEG, GIF, WEBP, BMP
 or TIFF, up to 50 MB and 40 million pixels, inside the folder (a symbolic link out of it is
 refused); an animated or multi-page file gives its first frame, and `notes` says so.
 
@@ -29,10 +29,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from probes.imageio import ImageRejected, check_image_file, load_image
-from probes.jsonl import MAX_OPTION_CHARS, MAX_QUESTION_CHARS, is_text, problems, read_objects, too_long
-from probes.registry import BenchmarkError
-from probes.types import AnswerKind, Benchmark, ImageSource, Item, option_labels
+from probes.core.registry import BenchmarkError
+from probes.core.types import AnswerKind, Benchmark, ImageSource, Item, option_labels
+from probes.files.images import ImageRejected, check_image_file, load_image
+from probes.files.jsonl import MAX_OPTION_CHARS, MAX_QUESTION_CHARS, is_text, problems, read_objects, too_long
 
 _KINDS = {k.value: k for k in AnswerKind if k not in (AnswerKind.CHOICE, AnswerKind.WORDS)}
 

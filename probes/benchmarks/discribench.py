@@ -49,11 +49,11 @@ from pathlib import Path
 from typing import Any
 
 from models.types import ImagePart, TextPart
-from probes.imageio import ImageRejected, check_image_file, load_image
-from probes.jsonl import problems, read_objects
-from probes.parsing import is_refusal
-from probes.registry import BenchmarkError, register
-from probes.types import AnswerKind, Benchmark, ImageSource, Item, LabelStyle, Parsed, Status
+from probes.core.registry import BenchmarkError, register
+from probes.core.types import AnswerKind, Benchmark, ImageSource, Item, LabelStyle, Parsed, Status
+from probes.files.images import ImageRejected, check_image_file, load_image
+from probes.files.jsonl import problems, read_objects
+from probes.reading.parsing import is_refusal
 
 RELEASE = "https://github.com/muraoka7/discribench (its data/ folder)"
 LANGS = ("en", "ja")

@@ -18,8 +18,8 @@ from typing import Any, ClassVar, Protocol
 
 from PIL import Image
 
-from probes.registry import BenchmarkError
-from probes.types import AnswerKind, Benchmark, ImageSource, Item
+from probes.core.registry import BenchmarkError
+from probes.core.types import AnswerKind, Benchmark, ImageSource, Item
 
 EXAMPLE_SEED_BASE = 1_000_000  # few-shot examples use design seeds no test item uses
 

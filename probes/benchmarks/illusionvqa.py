@@ -35,9 +35,9 @@ from typing import Any
 
 from PIL import Image
 
-from probes.imageio import ImageRejected, check_image_file, load_image
-from probes.registry import BenchmarkError, register
-from probes.types import AnswerKind, Benchmark, ImageSource, Item
+from probes.core.registry import BenchmarkError, register
+from probes.core.types import AnswerKind, Benchmark, ImageSource, Item
+from probes.files.images import ImageRejected, check_image_file, load_image
 
 PAPER = "Shahgir et al., IllusionVQA: A Challenging Optical Illusion Dataset for Vision Language Models (2024)"
 HUB = {

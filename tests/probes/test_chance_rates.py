@@ -5,10 +5,10 @@ import asyncio
 import pytest
 
 from models.registry import create
-from probes.registry import get_benchmark
-from probes.runner import RunPlan, run
-from probes.scoring import aggregate
-from probes.selection import select_items
+from probes.analysis.scoring import aggregate
+from probes.core.registry import get_benchmark
+from probes.core.selection import select_items
+from probes.running.runner import RunPlan, run
 
 
 @pytest.mark.parametrize(

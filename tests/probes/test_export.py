@@ -5,9 +5,9 @@ import json
 
 from PIL import Image
 
-from probes import export
-from probes.export import generated_set, write_generated
-from probes.types import AnswerKind, ImageSource, Item
+from probes.core.types import AnswerKind, ImageSource, Item
+from probes.files import export
+from probes.files.export import generated_set, write_generated
 from tests.conftest import run_cli, shapes_image
 
 

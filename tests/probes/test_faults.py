@@ -12,10 +12,10 @@ import pytest
 
 from models.registry import create
 from models.types import GenerateConfig
-from probes.cli import select_items
-from probes.registry import get_benchmark
-from probes.runner import RunPlan, run
-from probes.types import Status
+from probes.cli.commands import select_items
+from probes.core.registry import get_benchmark
+from probes.core.types import Status
+from probes.running.runner import RunPlan, run
 from tests.support.fake_servers import FakeAnthropicServer, FakeOpenAIServer
 from tests.support.faults import FaultPlan
 

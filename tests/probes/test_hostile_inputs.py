@@ -14,7 +14,7 @@ import pytest
 from PIL import Image, ImageFile
 
 from models.types import to_rgb
-from probes.imageio import ImageRejected, check_image_file
+from probes.files.images import ImageRejected, check_image_file
 from tests.support.hostile_corpus import KINDS, PATHS, write_bomb, write_sparse
 from tests.support.hostile_trials import try_kind
 

@@ -2,10 +2,10 @@
 
 import pytest
 
-from probes import human
-from probes.registry import get_benchmark
-from probes.scoring import aggregate
-from probes.types import Status
+from probes.analysis.scoring import aggregate
+from probes.core.registry import get_benchmark
+from probes.core.types import Status
+from probes.people import human
 
 
 @pytest.mark.parametrize(

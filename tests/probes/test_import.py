@@ -5,10 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from probes.importing import RecordError, import_file
-from probes.registry import get_benchmark
-from probes.scoring import aggregate
-from probes.types import Status
+from probes.analysis.scoring import aggregate
+from probes.core.registry import get_benchmark
+from probes.core.types import Status
+from probes.running.importing import RecordError, import_file
 from tests.conftest import REPO, make_folder, run_cli, shapes_image
 
 REFERENCE = REPO.parent / "shared" / "reference" / "illusionvqa" / "result_jsons"

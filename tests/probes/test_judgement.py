@@ -6,12 +6,12 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from models.baselines import ChanceBackend
-from probes import judgement
-from probes.registry import BenchmarkError, get_benchmark
-from probes.runner import RunPlan, run
-from probes.scoring import aggregate
-from probes.types import Result, Status
+from probes.analysis.scoring import aggregate
+from probes.baselines.chance import ChanceBackend
+from probes.benchmarks.shitsukan import judgement
+from probes.core.registry import BenchmarkError, get_benchmark
+from probes.core.types import Result, Status
+from probes.running.runner import RunPlan, run
 from tests.conftest import run_cli
 
 

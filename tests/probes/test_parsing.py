@@ -2,8 +2,8 @@
 
 import pytest
 
-from probes.parsing import parse
-from probes.types import AnswerKind, Status
+from probes.core.types import AnswerKind, Status
+from probes.reading.parsing import parse
 
 YES_NO = [
     ("Yes", "yes"),

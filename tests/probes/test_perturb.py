@@ -1,8 +1,8 @@
 import pytest
 from PIL import Image
 
-from probes import perturb
-from probes.types import AnswerKind, ImageSource, Item
+from probes.asking import perturb
+from probes.core.types import AnswerKind, ImageSource, Item
 
 
 def _item(kind=AnswerKind.CHOICE):

@@ -9,9 +9,9 @@ from PIL import Image
 
 from models.registry import create, load_endpoints
 from models.types import GenerateConfig, Unavailable, user
-from probes.registry import get_benchmark
-from probes.runner import RunError, RunPlan, run
-from probes.types import Mode, Status
+from probes.core.registry import get_benchmark
+from probes.core.types import Mode, Status
+from probes.running.runner import RunError, RunPlan, run
 from tests.support.fake_servers import FakeAnthropicServer, FakeOpenAIServer, anthropic_images, openai_images
 
 

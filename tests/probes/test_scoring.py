@@ -1,8 +1,8 @@
 import pytest
 
-from probes.parsing import parse
-from probes.scoring import aggregate, grade, wilson
-from probes.types import AnswerKind, Parsed, Result, Status
+from probes.analysis.scoring import aggregate, grade, wilson
+from probes.core.types import AnswerKind, Parsed, Result, Status
+from probes.reading.parsing import parse
 
 
 def test_wilson_matches_published_values():
@@ -67,7 +67,7 @@ def _verdict(item, mode, correct, status=Status.ANSWERED, model="m", perturbatio
 
 
 def test_mode_agreement_counts_each_venn_region_once():
-    from probes.scoring import mode_agreement
+    from probes.analysis.scoring import mode_agreement
 
     right = {  # item -> modes that get it right
         "1": ("0-shot", "4-shot", "4-shot+CoT"),
@@ -90,7 +90,7 @@ def test_mode_agreement_counts_each_venn_region_once():
 
 
 def test_mode_agreement_leaves_out_items_not_graded_in_every_mode_and_keeps_models_apart():
-    from probes.scoring import mode_agreement
+    from probes.analysis.scoring import mode_agreement
 
     results = [
         _verdict("1", "0-shot", True),

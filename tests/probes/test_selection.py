@@ -1,8 +1,8 @@
 """The item sample a limit and a seed pick: the CLI and the Evaluate tab share it."""
 
-from probes import cli
-from probes.registry import get_benchmark
-from probes.selection import select_items
+from probes.cli import commands as cli
+from probes.core.registry import get_benchmark
+from probes.core.selection import select_items
 
 
 def items():

@@ -2,8 +2,8 @@ import sqlite3
 import threading
 
 from models.types import Output, Usage
-from probes.store import Store
-from probes.types import Result, Status
+from probes.core.types import Result, Status
+from probes.running.store import Store
 
 
 def _result(item_id, model="m", status=Status.ANSWERED, key=None):

@@ -14,7 +14,7 @@ from PIL import Image
 
 from models.types import ImagePart
 from probes.benchmarks.custom import UploadSet
-from probes.registry import BenchmarkError, get_benchmark
+from probes.core.registry import BenchmarkError, get_benchmark
 from tests.conftest import run_cli
 from tests.support.hostile_corpus import IMPORT_FILE, PATHS, Case, Expect, Kind
 

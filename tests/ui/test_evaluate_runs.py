@@ -10,8 +10,8 @@ from types import SimpleNamespace
 import pytest
 
 from models.types import GenerateConfig, Output
-from probes.runner import RunPlan
-from probes.selection import select_items
+from probes.core.selection import select_items
+from probes.running.runner import RunPlan
 from tests.support.fake_servers import FakeOpenAIServer
 from tests.ui.conftest import reset_caches
 from ui import evaluate, evaluate_runs

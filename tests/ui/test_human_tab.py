@@ -8,12 +8,12 @@ from concurrent.futures import ThreadPoolExecutor
 
 from playwright.sync_api import expect
 
-from models.baselines import ChanceBackend
-from probes.registry import get_benchmark
-from probes.runner import RunPlan, run
-from probes.scoring import aggregate
-from probes.selection import select_items
-from probes.store import Store
+from probes.analysis.scoring import aggregate
+from probes.baselines.chance import ChanceBackend
+from probes.core.registry import get_benchmark
+from probes.core.selection import select_items
+from probes.running.runner import RunPlan, run
+from probes.running.store import Store
 from tests.ui.conftest import screenshot
 
 TASK = "blind/touching-circles"

@@ -12,11 +12,11 @@ from concurrent.futures import ThreadPoolExecutor
 from playwright.sync_api import expect
 
 from models.registry import create
-from probes.registry import get_benchmark
-from probes.runner import RunPlan, run
-from probes.scoring import aggregate
-from probes.store import Store
-from probes.types import Mode, Result, Status
+from probes.analysis.scoring import aggregate
+from probes.core.registry import get_benchmark
+from probes.core.types import Mode, Result, Status
+from probes.running.runner import RunPlan, run
+from probes.running.store import Store
 from tests.support.fake_servers import FakeOpenAIServer
 from tests.ui.conftest import screenshot
 

@@ -44,9 +44,9 @@ import itertools
 from probes.benchmarks.blind import SOURCE
 from probes.benchmarks.blind.released import released
 from probes.benchmarks.generated import EXAMPLE_SEED_BASE, GeneratedBenchmark, Param
-from probes.registry import register
+from probes.core.registry import register
+from probes.core.types import AnswerKind
 from probes.stimuli.circled_letter import CircledLetter, placement
-from probes.types import AnswerKind
 
 WORDS = ("Acknowledgement", "Subdermatoglyphic", "tHyUiKaRbNqWeOpXcZvM")
 # Few-shot examples circle letters of other words, so that no example shows a test image.

@@ -38,9 +38,9 @@ import random
 from probes.benchmarks.blind import SOURCE
 from probes.benchmarks.blind.released import released
 from probes.benchmarks.generated import EXAMPLE_SEED_BASE, GeneratedBenchmark, Param, format_answer
-from probes.registry import register
+from probes.core.registry import register
+from probes.core.types import AnswerKind
 from probes.stimuli.grid_count import GRID_TYPES, SHAPES, Grid
-from probes.types import AnswerKind
 
 MAX_SIDE = 15  # the released generator's cap: no grid has more than 15 rows or columns
 

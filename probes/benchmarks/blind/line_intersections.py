@@ -45,9 +45,9 @@ from typing import Any
 from probes.benchmarks.blind import SOURCE
 from probes.benchmarks.blind.released import released
 from probes.benchmarks.generated import EXAMPLE_SEED_BASE, GeneratedBenchmark, Param
-from probes.registry import register
+from probes.core.registry import register
+from probes.core.types import AnswerKind
 from probes.stimuli.line_intersections import LinePlot, clearance
-from probes.types import AnswerKind
 
 # Visual-ambiguity limits, in fractions of the plot side (the line width is a fixed fraction
 # too: at most 4/360 = 1.1% for thickness 4, so every limit is several line widths).

@@ -34,9 +34,9 @@ from typing import Any
 from probes.benchmarks.blind import SOURCE
 from probes.benchmarks.blind.released import released
 from probes.benchmarks.generated import EXAMPLE_SEED_BASE, GeneratedBenchmark, Param
-from probes.registry import register
+from probes.core.registry import register
+from probes.core.types import AnswerKind
 from probes.stimuli.nested_squares import POINTS_PER_CANVAS, NestedSquares
-from probes.types import AnswerKind
 
 SHRINK = 0.75  # each square's side is 0.75 of the one around it (the paper)
 OUTER_SIDE = (0.28, 0.40)  # outermost side, as a fraction of the canvas

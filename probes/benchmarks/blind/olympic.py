@@ -53,9 +53,9 @@ from probes.benchmarks.generated import (
     fraction,
     fraction_label,
 )
-from probes.registry import register
+from probes.core.registry import register
+from probes.core.types import AnswerKind
 from probes.stimuli.olympic import COLOURS, PALETTE_NAMES, OlympicShapes
-from probes.types import AnswerKind
 
 PROMPTS = {
     "how_many": "How many {shapes} are in the image? Answer with only the number in numerical format.",

@@ -15,8 +15,8 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from probes.registry import BenchmarkError
-from probes.types import AnswerKind, Benchmark, ImageSource, Item
+from probes.core.registry import BenchmarkError
+from probes.core.types import AnswerKind, Benchmark, ImageSource, Item
 
 HUB_ID = "XAI/vlmsareblind"
 

@@ -41,9 +41,9 @@ from typing import Any
 from probes.benchmarks.blind import SOURCE
 from probes.benchmarks.blind.released import released
 from probes.benchmarks.generated import EXAMPLE_SEED_BASE, GeneratedBenchmark, Param, format_answer
-from probes.registry import register
+from probes.core.registry import register
+from probes.core.types import AnswerKind, Item
 from probes.stimuli.subway_paths import PAIRS, PALETTE_NAMES, SubwayMap
-from probes.types import AnswerKind, Item
 
 PAIR_CHOICES = ("auto", *PAIRS)
 

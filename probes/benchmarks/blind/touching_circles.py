@@ -23,9 +23,9 @@ from probes.benchmarks.generated import (
     fraction,
     fraction_label,
 )
-from probes.registry import register
+from probes.core.registry import register
+from probes.core.types import AnswerKind
 from probes.stimuli.touching_circles import ORIENTATIONS, TwoCircles
-from probes.types import AnswerKind
 
 
 class TouchingCircles(GeneratedBenchmark):

@@ -29,8 +29,8 @@ import random
 from collections.abc import Mapping, Sequence
 
 from probes.benchmarks.shitsukan.folder import FolderError, Phrase, Record, TextureBenchmark, normalise_word
-from probes.registry import BenchmarkError, register
-from probes.types import AnswerKind, Item, LabelStyle
+from probes.core.registry import BenchmarkError, register
+from probes.core.types import AnswerKind, Item, LabelStyle
 
 BENCHMARK_ID = "shitsukan/classification"
 DEFAULT_N = ("2", "5")

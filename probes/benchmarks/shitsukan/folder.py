@@ -35,10 +35,10 @@ from typing import Any, ClassVar
 
 from probes.benchmarks.custom import FolderError
 from probes.benchmarks.shitsukan import SOURCE
-from probes.imageio import ImageRejected, check_image_file, load_image
-from probes.jsonl import problems, read_objects
-from probes.registry import BenchmarkError
-from probes.types import Benchmark, ImageSource, Item
+from probes.core.registry import BenchmarkError
+from probes.core.types import Benchmark, ImageSource, Item
+from probes.files.images import ImageRejected, check_image_file, load_image
+from probes.files.jsonl import problems, read_objects
 
 SAMPLE_FOLDER = Path(__file__).resolve().parents[3] / "assets" / "samples" / "shitsukan"
 LANGS = ("ja", "en")

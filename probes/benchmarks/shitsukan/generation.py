@@ -30,8 +30,8 @@ import re
 from collections.abc import Mapping, Sequence
 
 from probes.benchmarks.shitsukan.folder import Phrase, Record, TextureBenchmark, normalise_word
-from probes.registry import register
-from probes.types import AnswerKind, Item, Parsed, Status
+from probes.core.registry import register
+from probes.core.types import AnswerKind, Item, Parsed, Status
 
 BENCHMARK_ID = "shitsukan/generation"
 WORDS_ASKED = 3

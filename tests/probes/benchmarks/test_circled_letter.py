@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from probes.parsing import parse
-from probes.registry import BenchmarkError, get_benchmark
+from probes.core.registry import BenchmarkError, get_benchmark
+from probes.core.types import AnswerKind
+from probes.reading.parsing import parse
 from probes.stimuli.circled_letter import CircledLetter
-from probes.types import AnswerKind
 
 WORDS = {"Acknowledgement": 15, "Subdermatoglyphic": 17, "tHyUiKaRbNqWeOpXcZvM": 20}
 PROMPTS = {"Which letter is being circled?", "Which character is being highlighted with a red oval?"}

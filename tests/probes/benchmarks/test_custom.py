@@ -4,8 +4,8 @@ import pytest
 from PIL import Image
 
 from probes.benchmarks.custom import FolderError
-from probes.registry import get_benchmark
-from probes.types import AnswerKind
+from probes.core.registry import get_benchmark
+from probes.core.types import AnswerKind
 from tests.conftest import make_folder, shapes_image
 
 

@@ -11,12 +11,12 @@ import pytest
 from PIL import Image
 
 from models.types import ImagePart, TextPart
-from probes import perturb
+from probes.analysis.scoring import published_rows
+from probes.asking import perturb
+from probes.asking.prompting import build_prompt
 from probes.benchmarks.discribench import DiscriBenchError
-from probes.prompting import build_prompt
-from probes.registry import BenchmarkError, get_benchmark
-from probes.scoring import published_rows
-from probes.types import AnswerKind, Item, LabelStyle, Mode, Status
+from probes.core.registry import BenchmarkError, get_benchmark
+from probes.core.types import AnswerKind, Item, LabelStyle, Mode, Status
 from tests.conftest import run_cli
 
 REFERENCE = Path("/work/shared/reference/discribench")  # the real release, on the developers' machine only

@@ -7,10 +7,10 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from probes.parsing import parse
-from probes.registry import BenchmarkError, get_benchmark
+from probes.core.registry import BenchmarkError, get_benchmark
+from probes.core.types import AnswerKind
+from probes.reading.parsing import parse
 from probes.stimuli.grid_count import WORDS, Grid
-from probes.types import AnswerKind
 
 COUNT = (
     "Count the number of rows and columns and answer with numbers in curly brackets. For example, rows={5} columns={6}"

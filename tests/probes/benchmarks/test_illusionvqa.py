@@ -7,10 +7,10 @@ from datasets import Dataset, Features, Image, Sequence, Value
 from PIL import Image as PILImage
 
 from models.types import ImagePart
+from probes.asking.prompting import build_prompt
 from probes.benchmarks import illusionvqa
-from probes.prompting import build_prompt
-from probes.registry import BenchmarkError, get_benchmark
-from probes.types import Mode
+from probes.core.registry import BenchmarkError, get_benchmark
+from probes.core.types import Mode
 from tests.conftest import run_cli
 from tests.support.fake_servers import FakeOpenAIServer, openai_images
 

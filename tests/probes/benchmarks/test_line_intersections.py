@@ -16,10 +16,10 @@ from probes.benchmarks.blind.line_intersections import (
     sheared_order,
     spread,
 )
-from probes.parsing import parse
-from probes.registry import BenchmarkError, get_benchmark
+from probes.core.registry import BenchmarkError, get_benchmark
+from probes.core.types import AnswerKind
+from probes.reading.parsing import parse
 from probes.stimuli.line_intersections import LinePlot, clearance, segment_intersection
-from probes.types import AnswerKind
 
 PROMPTS = {
     "How many times do the blue and red lines touch each other? Answer with a number in curly brackets, e.g., {5}.",

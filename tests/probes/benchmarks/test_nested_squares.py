@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 from probes.benchmarks.blind.nested_squares import MIN_WHITE, SHRINK
-from probes.parsing import parse
-from probes.registry import BenchmarkError, get_benchmark
+from probes.core.registry import BenchmarkError, get_benchmark
+from probes.core.types import AnswerKind
+from probes.reading.parsing import parse
 from probes.stimuli.nested_squares import NestedSquares
-from probes.types import AnswerKind
 
 PROMPTS = {
     "Count total number of squares in the image. Answer with only the number in numerical format in curly brackets e.g. {3}.",

@@ -6,10 +6,10 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from probes.parsing import parse
-from probes.registry import BenchmarkError, get_benchmark
+from probes.core.registry import BenchmarkError, get_benchmark
+from probes.core.types import AnswerKind, Status
+from probes.reading.parsing import parse
 from probes.stimuli.olympic import PALETTE, SHAPES, OlympicShapes, clearance
-from probes.types import AnswerKind, Status
 
 IDS = {"circle": "blind/olympic-circles", "pentagon": "blind/olympic-pentagons"}
 PROMPTS = {

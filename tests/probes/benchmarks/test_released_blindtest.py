@@ -6,8 +6,8 @@ import pytest
 from datasets import Dataset, Features, Image, Value
 
 from probes.benchmarks.blind.released import read_groundtruth
-from probes.registry import BenchmarkError, get_benchmark
-from probes.types import AnswerKind
+from probes.core.registry import BenchmarkError, get_benchmark
+from probes.core.types import AnswerKind
 from tests.conftest import run_cli, shapes_image
 
 FEATURES = Features({"task": Value("string"), "image": Image(), "prompt": Value("string"),

@@ -10,12 +10,12 @@ import pytest
 from PIL import Image
 
 from models.types import ImagePart
+from probes.asking.prompting import build_prompt
 from probes.benchmarks.custom import FolderError
 from probes.benchmarks.shitsukan.folder import SAMPLE_FOLDER
-from probes.prompting import build_prompt
-from probes.registry import BenchmarkError, get_benchmark
-from probes.stimuli.textures import sample_images, write_sample
-from probes.types import AnswerKind, LabelStyle, Mode, Status
+from probes.core.registry import BenchmarkError, get_benchmark
+from probes.core.types import AnswerKind, LabelStyle, Mode, Status
+from probes.tools.texture_sample import sample_images, write_sample
 from tests.conftest import make_folder, run_cli, shapes_image
 from tests.support.fake_servers import FakeOpenAIServer
 

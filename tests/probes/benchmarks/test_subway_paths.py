@@ -6,10 +6,10 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from probes.parsing import parse
-from probes.registry import BenchmarkError, get_benchmark
+from probes.core.registry import BenchmarkError, get_benchmark
+from probes.core.types import AnswerKind, Status
+from probes.reading.parsing import parse
 from probes.stimuli.subway_paths import GRID, PAIRS, Route, SubwayMap, check_routes, draw_map
-from probes.types import AnswerKind, Status
 
 PROMPTS = (
     "How many single-colored paths go from {a} to {b}? Answer with a number in curly brackets, e.g., {{3}}",

@@ -6,7 +6,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from probes.registry import BenchmarkError, get_benchmark
+from probes.core.registry import BenchmarkError, get_benchmark
 from probes.stimuli.touching_circles import BLUE, MAGENTA, TwoCircles
 
 PROMPTS = {

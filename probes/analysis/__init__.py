@@ -1,0 +1,1 @@
+"""Analysis of stored results: scoring, reports, paired comparisons, psychometric fits."""

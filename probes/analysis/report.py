@@ -1,0 +1,63 @@
+"""Scoreboard rows as `python -m probes report` and the Scoreboard tab both show them: the measured
+rows, the chance and published reference rows beside them, and their CSV and JSON exports (one
+code path, so a download from the app and the command's output agree column for column)."""
+
+from __future__ import annotations
+
+import csv
+import functools
+import io
+import json
+from collections.abc import Iterable, Sequence
+
+from probes.analysis.scoring import Row, aggregate, published_rows, reference_row
+from probes.core.registry import BenchmarkError, benchmark_ids, get_benchmark
+from probes.core.types import Result
+
+COLUMNS = list(Row.__dataclass_fields__)
+
+
+@functools.cache
+def _chance(benchmark_id: str) -> float | None:
+    # Building a benchmark is cheap (items load lazily), but the app asks on every refresh.
+    try:
+        return get_benchmark(benchmark_id).chance
+    except BenchmarkError:  # one that cannot be built without its data has no chance row to give
+        return None
+
+
+def reference_rows(benchmarks: Iterable[str], by: Sequence[str] = ()) -> list[Row]:
+    """Chance and the papers' published numbers, for these benchmarks (groups named in `by`)."""
+    wanted = set(benchmarks)
+    rows = []
+    for benchmark_id in sorted(wanted & set(benchmark_ids())):
+        chance = _chance(benchmark_id)
+        if chance is not None:
+            rows.append(reference_row(benchmark_id, "chance", chance, "chance"))
+    return rows + published_rows(wanted, by)
+
+
+def report_rows(
+    results: Iterable[Result],
+    by: Sequence[str] = (),
+    benchmarks: Iterable[str] = (),
+    references: bool = True,
+) -> list[Row]:
+    """Measured rows, then (with `references`) the reference rows of every benchmark measured or
+    named in `benchmarks` (a report asked for one benchmark shows its references even when empty)."""
+    rows = aggregate(results, by=by)
+    if references:
+        rows += reference_rows({r.benchmark for r in rows} | set(benchmarks), by)
+    return rows
+
+
+def to_json(rows: Sequence[Row]) -> str:
+    return json.dumps([row.as_dict() for row in rows], indent=2)
+
+
+def to_csv(rows: Sequence[Row]) -> str:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=COLUMNS)
+    writer.writeheader()
+    writer.writerows(row.as_dict() for row in rows)
+    return buffer.getvalue()

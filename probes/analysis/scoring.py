@@ -1,0 +1,211 @@
+"""Grading single answers and aggregating results into scoreboard rows.
+
+Accuracy is the mean score of every result the model replied to: an unparsed or refused reply
+is wrong (score 0), as a person's unreadable answer would be. Results with status `error` (no
+reply at all) are not the model's answer and are left out of n; they are counted in `errors` and
+retried by the next run. A benchmark may score other than right/wrong (texture generation's match
+rate) and may leave malformed replies out of n, as its paper does.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import json
+import math
+import re
+import unicodedata
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+from probes.core.types import AnswerKind, Parsed, Result, Status
+
+Z_95 = 1.959963984540054
+
+
+def grade(kind: AnswerKind, parsed: Parsed, target: Any) -> bool | None:
+    """True/False for a reply; None where correctness is not a yes/no matter (word lists)."""
+    if kind is AnswerKind.WORDS:
+        return None
+    if parsed.status is not Status.ANSWERED:
+        return False
+    value = parsed.value
+    if kind is AnswerKind.LETTER:
+        return str(value).casefold() == str(target).casefold()
+    if kind is AnswerKind.PAIR:
+        return tuple(value) == tuple(target)
+    if kind is AnswerKind.TEXT:
+        return _plain(str(value)) == _plain(str(target))
+    return value == target
+
+
+def _plain(text: str) -> str:
+    text = unicodedata.normalize("NFKC", text).casefold()
+    return re.sub(r"[\W_]+", " ", text).strip()
+
+
+def wilson(correct: int, n: int, z: float = Z_95) -> tuple[float, float]:
+    """Wilson score interval for a proportion, as fractions in [0, 1]."""
+    if n == 0:
+        return 0.0, 0.0
+    p = correct / n
+    denominator = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denominator
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+@dataclass(frozen=True)
+class Row:
+    benchmark: str
+    model: str
+    mode: str
+    perturbation: str
+    group: str  # "overall", or "name=value"
+    n: int | None  # None on reference rows: a paper's percentage, not our count
+    correct: int | None
+    accuracy: float | None  # percent
+    ci_low: float | None
+    ci_high: float | None
+    unparsed: int | None
+    errors: int | None
+    refused: int | None = 0
+    mean_latency: float | None = None
+    source: str = "measured"  # measured | published | chance
+    paper: str | None = None  # for published rows
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def aggregate(results: Iterable[Result], by: Sequence[str] = ()) -> list[Row]:
+    """One `overall` row per (benchmark, model, mode, perturbation), plus one row per value of
+    each group name in `by`."""
+    buckets: dict[tuple[str, str, str, str, str], list[Result]] = defaultdict(list)
+    for result in results:
+        head = (result.benchmark, result.model, result.mode, result.perturbation)
+        buckets[(*head, "overall")].append(result)
+        for name in by:
+            if name in result.groups:
+                buckets[(*head, f"{name}={result.groups[name]}")].append(result)
+    rows = [_row(key, members) for key, members in buckets.items()]
+    return sorted(rows, key=_row_order)
+
+
+def _row(key: tuple[str, str, str, str, str], members: list[Result]) -> Row:
+    scored = [r.score for r in members if r.status is not Status.ERROR and r.score is not None]
+    graded = [r for r in members if r.correct is not None]
+    correct = sum(1 for r in graded if r.correct) if graded else None  # None: a match-rate task
+    n = len(scored)
+    total = sum(scored)
+    # Wilson needs whole successes; for right/wrong scores `total` is exactly the count.
+    low, high = wilson(round(total), n)
+    latencies = [r.latency for r in members if r.latency is not None and r.status is not Status.ERROR]
+    return Row(
+        *key,
+        n=n,
+        correct=correct,
+        accuracy=round(100 * total / n, 2) if n else None,
+        ci_low=round(100 * low, 2) if n else None,
+        ci_high=round(100 * high, 2) if n else None,
+        unparsed=sum(1 for r in members if r.status is Status.UNPARSED),
+        errors=sum(1 for r in members if r.status is Status.ERROR),
+        refused=sum(1 for r in members if r.status is Status.REFUSED),
+        mean_latency=round(sum(latencies) / len(latencies), 3) if latencies else None,
+    )
+
+
+def _group_sort_key(group: str) -> tuple:
+    """Overall first, then by group name, numeric values (including "1/4") in numeric order."""
+    if group == "overall":
+        return (0, "", 0.0, "")
+    name, _, value = group.partition("=")
+    try:
+        return (1, name, float(Fraction(value)), "")
+    except (ValueError, ZeroDivisionError):
+        return (1, name, math.inf, value)
+
+
+def _row_order(row: Row) -> tuple:
+    return (row.benchmark, row.model, row.mode, row.perturbation, _group_sort_key(row.group))
+
+
+PUBLISHED = Path(__file__).resolve().parents[2] / "assets" / "published"
+
+
+@functools.cache
+def _published() -> tuple[tuple[str, dict[str, Any]], ...]:
+    rows = []
+    for path in sorted(PUBLISHED.glob("*.json")):
+        document = json.loads(path.read_text(encoding="utf-8"))
+        rows += [(document["paper"], row) for row in document["rows"]]
+    return tuple(rows)
+
+
+def published_rows(benchmarks: Iterable[str], by: Sequence[str] = ()) -> list[Row]:
+    """The papers' own numbers for these benchmarks: overall rows, and group rows for `by`."""
+    wanted = set(benchmarks)
+    rows = []
+    for paper, row in _published():
+        name = row["group"].partition("=")[0]
+        if row["benchmark"] in wanted and (row["group"] == "overall" or name in by):
+            rows.append(reference_row(row["benchmark"], row["model"], row["accuracy"], "published",
+                                      mode=row.get("mode", "0-shot"), group=row["group"], paper=paper))  # fmt: skip
+    return sorted(rows, key=lambda r: (r.benchmark, _group_sort_key(r.group)))
+
+
+def reference_row(
+    benchmark: str,
+    model: str,
+    accuracy: float,
+    source: str,
+    mode: str = "any",
+    group: str = "overall",
+    paper: str | None = None,
+) -> Row:
+    return Row(benchmark, model, mode, "none", group, None, None, accuracy, None, None, None, None, None,
+               source=source, paper=paper)  # fmt: skip
+
+
+def mode_agreement(results: Iterable[Result], modes: Sequence[str]) -> dict[str, Any]:
+    """Which items each mode gets right, as the regions of IllusionVQA's Venn diagrams: for every
+    subset of `modes`, how many items exactly those modes answered correctly (the empty subset:
+    none did).
+
+    An item is one (benchmark, model, perturbation, item id), so several models may be passed at
+    once and are counted apart. Only items graded right or wrong in every one of `modes` count:
+    an error (no reply) or an ungraded reply in any mode leaves the item out, so the regions add
+    up to `items` and compare like with like. An unparsed or refused reply is wrong, as in
+    `aggregate`.
+
+    Returns {"modes": [...], "items": N, "right": {mode: count}, "regions": {(mode, ...): count}},
+    every region keyed by the tuple of modes (in the order given) that got the item right, all
+    2**len(modes) regions present.
+    """
+    modes = list(modes)
+    if not modes or len(set(modes)) != len(modes):
+        raise ValueError(f"mode_agreement needs distinct modes; got {modes}")
+    wanted = set(modes)
+    verdicts: dict[tuple[str, str, str, str], dict[str, bool]] = defaultdict(dict)
+    for result in results:
+        if result.mode in wanted and result.status is not Status.ERROR and result.correct is not None:
+            key = (result.benchmark, result.model, result.perturbation, result.item_id)
+            verdicts[key][result.mode] = result.correct
+    regions: dict[tuple[str, ...], int] = {
+        subset: 0 for size in range(len(modes) + 1) for subset in itertools.combinations(modes, size)
+    }
+    right = dict.fromkeys(modes, 0)
+    items = 0
+    for verdict in verdicts.values():
+        if len(verdict) < len(modes):
+            continue
+        items += 1
+        subset = tuple(mode for mode in modes if verdict[mode])
+        regions[subset] += 1
+        for mode in subset:
+            right[mode] += 1
+    return {"modes": modes, "items": items, "right": right, "regions": regions}

@@ -1,0 +1,1 @@
+"""Asking: prompts (0-shot, k-shot, chain of thought, images interleaved) and perturbations."""

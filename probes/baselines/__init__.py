@@ -1,0 +1,1 @@
+"""Answerers that need the item: chance over its answers, pixels by geometry."""

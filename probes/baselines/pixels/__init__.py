@@ -1,0 +1,114 @@
+"""baseline/pixels: BlindTest answered by classical image analysis, as a reference for what plain
+"seeing" achieves, and an independent check of the generators' ground truth.
+
+It reads only what a model is given, the last user turn's image and question text, never an
+item's metadata or answer. The question's wording picks the task and the answer's format;
+connected components, projections and line fits on the pixels give the answer. A question it
+does not know, or a picture it cannot read, raises ProviderError: it never guesses.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from PIL import Image
+
+from models.types import GenerateConfig, Message, Output, ProviderError, to_rgb
+from probes.baselines.pixels import questions
+from probes.baselines.pixels.circles import read_circle_pair
+from probes.baselines.pixels.grid import read_grid
+from probes.baselines.pixels.imaging import AnalysisError
+from probes.baselines.pixels.lines import count_line_meetings
+from probes.baselines.pixels.questions import Question, Task
+from probes.baselines.pixels.shapes import count_nested_squares, count_olympic_shapes
+from probes.baselines.pixels.subway import count_paths
+
+__all__ = ["PixelsBackend", "answer"]
+
+# A solver reads one task's picture: the reply in the question's format, and what it measured.
+Solver = Callable[[Question, Image.Image], tuple[str, dict[str, Any]]]
+
+
+class PixelsBackend:
+    """Offline, deterministic, no weights: each answer is a measurement of the image."""
+
+    model_id = "baseline/pixels"
+    # Versioned: cached answers of an earlier analysis must not be served for a changed one.
+    endpoint = "local:pixels-v1"
+    default_concurrency = 2  # CPU-bound numpy work in threads: about one per core
+
+    def check(self) -> None:
+        return None
+
+    async def generate(
+        self,
+        messages: Sequence[Message],
+        config: GenerateConfig,
+        answer_space: Sequence[str] | None = None,
+    ) -> Output:
+        started = time.perf_counter()
+        text, image = _last_question(messages)
+        reply, raw = await asyncio.to_thread(answer, text, image)
+        return Output(text=reply, latency=time.perf_counter() - started, raw=raw)
+
+
+def _last_question(messages: Sequence[Message]) -> tuple[str, Image.Image]:
+    turns = [m for m in messages if m.role == "user"]
+    if not turns:
+        raise ProviderError("baseline/pixels needs a user turn with an image and a question")
+    last = turns[-1]
+    if not last.images:
+        raise ProviderError("baseline/pixels reads the picture, and the last user turn has no image")
+    return last.text, last.images[0].rgb
+
+
+def answer(text: str, image: Image.Image) -> tuple[str, dict[str, Any]]:
+    """The reply to `text` about `image`, and what was measured to give it."""
+    question = questions.recognise(text)
+    if question is None:
+        raise ProviderError(f"baseline/pixels does not know this question; it answers {questions.KNOWN}")
+    try:
+        reply, measured = SOLVERS[question.task](question, to_rgb(image))
+    except AnalysisError as exc:
+        raise ProviderError(f"baseline/pixels could not read the image as {question.task.value}: {exc}") from None
+    return questions.final(text, reply), {"task": question.task.value, **measured}
+
+
+def _circles(question: Question, image: Image.Image) -> tuple[str, dict[str, Any]]:
+    pair = read_circle_pair(image)
+    verdict = pair.touching if question.task is Task.TOUCHING else pair.overlapping
+    measured = {"apart": pair.apart, "overlap_depth_px": round(pair.depth, 2), "diameter_px": round(pair.diameter, 1)}
+    return questions.yes_no(verdict), measured
+
+
+def _counted(count: Callable[[Image.Image], int]) -> Solver:
+    def solve(question: Question, image: Image.Image) -> tuple[str, dict[str, Any]]:
+        value = count(image)
+        return questions.number(question, value), {"count": value}
+
+    return solve
+
+
+def _grid(question: Question, image: Image.Image) -> tuple[str, dict[str, Any]]:
+    rows, columns = read_grid(image)
+    return questions.rows_columns(question, rows, columns), {"rows": rows, "columns": columns}
+
+
+def _subway(question: Question, image: Image.Image) -> tuple[str, dict[str, Any]]:
+    start, end = question.stations
+    value = count_paths(image, start, end)
+    return questions.number(question, value), {"from": start, "to": end, "count": value}
+
+
+SOLVERS: dict[Task, Solver] = {
+    Task.TOUCHING: _circles,
+    Task.OVERLAPPING: _circles,
+    Task.NESTED_SQUARES: _counted(count_nested_squares),
+    Task.GRID: _grid,
+    Task.OLYMPIC: _counted(count_olympic_shapes),
+    Task.LINES: _counted(count_line_meetings),
+    Task.SUBWAY: _subway,
+}

@@ -1,0 +1,243 @@
+"""`python -m probes ...`: list, models, generate, run, import, report.
+
+User mistakes (unknown ids, missing keys, malformed folders) print one clear message and exit
+with status 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from models import registry as model_registry
+from models.types import BackendError, GenerateConfig
+from probes.analysis.report import report_rows, to_csv, to_json
+from probes.analysis.scoring import Row, aggregate
+from probes.asking import perturb
+from probes.cli.progress import ProgressBar
+from probes.core.registry import BenchmarkError, benchmark_ids, get_benchmark
+from probes.core.selection import select_items
+from probes.core.types import Mode
+from probes.files.export import generated_set, write_generated
+from probes.files.images import ImageRejected
+from probes.running.importing import import_file
+from probes.running.runner import RunError, RunPlan, run
+from probes.running.store import Store, default_path
+
+CUSTOM_HELP = (
+    "custom:PATH  your own folder: items.jsonl (id, image or images, question, options optional,\n"
+    "             answer, category optional) beside the image files; examples.jsonl for few-shot"
+)
+
+
+class UsageError(Exception):
+    """A mistake in what the user asked; printed without a traceback."""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.handler(args)
+    except (UsageError, BenchmarkError, BackendError, RunError, ImageRejected, perturb.PerturbationError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m probes", description="Probe how vision-language models perceive.")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    listing = commands.add_parser("list", help="benchmark ids with item counts")
+    listing.set_defaults(handler=cmd_list)
+
+    models = commands.add_parser("models", help="model ids, available or why not")
+    models.add_argument("--models-file", help="TOML file of OpenAI-compatible endpoints (default: $PROBE_MODELS)")
+    models.set_defaults(handler=cmd_models)
+
+    generate = commands.add_parser("generate", help="write a benchmark's items as images + metadata.jsonl")
+    generate.add_argument("benchmark")
+    generate.add_argument("--n", type=int, required=True, help="how many items")
+    generate.add_argument("--seed", type=int, default=0)
+    generate.add_argument("--out", required=True, help="output folder (Hugging Face imagefolder layout)")
+    generate.add_argument("--param", action="append", default=[], metavar="NAME=V1,V2", help="fix or sweep a parameter")
+    generate.set_defaults(handler=cmd_generate)
+
+    runner = commands.add_parser("run", help="ask models a benchmark's items and grade the replies")
+    runner.add_argument("benchmark")
+    runner.add_argument("--model", action="append", required=True, help="provider/model; repeat for several")
+    runner.add_argument("--shots", type=int, default=0, help="few-shot examples before each item (0 or e.g. 4)")
+    runner.add_argument("--cot", action="store_true", help="ask for reasoning, then a final answer line")
+    runner.add_argument("--perturb", default="none", help=f"one of {', '.join(perturb.FIXED)}, rotate-options-K")
+    runner.add_argument("--limit", type=int, help="run N items, sampled with --seed")
+    runner.add_argument("--seed", type=int, default=0, help="item sample and sampling seed (default 0)")
+    runner.add_argument("--data", help="local copy of the benchmark's data, where it reads one")
+    runner.add_argument("--param", action="append", default=[], metavar="NAME=V1,V2", help="fix or sweep a parameter")
+    runner.add_argument("--store", help=f"results database (default {default_path()})")
+    runner.add_argument("--concurrency", type=int, help="requests in flight per model (default: provider's)")
+    runner.add_argument(
+        "--max-tokens", type=int, default=None, help="reply length limit (default 512, 2048 with --cot)"
+    )
+    runner.add_argument("--temperature", type=float, default=0.0)
+    runner.add_argument("--models-file", help="TOML file of OpenAI-compatible endpoints (default: $PROBE_MODELS)")
+    runner.set_defaults(handler=cmd_run)
+
+    importer = commands.add_parser("import", help="grade replies produced elsewhere (JSON Lines) into the store")
+    importer.add_argument("file", help="one JSON record per line: item_id, response [, target, options, category]")
+    importer.add_argument("--benchmark", required=True)
+    importer.add_argument("--model", required=True, help="the name the results appear under")
+    importer.add_argument("--mode", default="0-shot", help="0-shot, 4-shot, 4-shot+CoT ... (default 0-shot)")
+    importer.add_argument("--data", help="local copy of the benchmark's data, to grade records without target")
+    importer.add_argument("--store", help=f"results database (default {default_path()})")
+    importer.set_defaults(handler=cmd_import)
+
+    report = commands.add_parser("report", help="accuracy tables from the results store")
+    report.add_argument("--store", help=f"results database (default {default_path()})")
+    report.add_argument("--benchmark")
+    report.add_argument("--model")
+    report.add_argument("--mode")
+    report.add_argument("--perturbation")
+    report.add_argument("--by", action="append", default=[], metavar="GROUP", help="also break down by this group")
+    report.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    report.add_argument(
+        "--no-references", dest="references", action="store_false", help="leave out chance and published rows"
+    )
+    report.set_defaults(handler=cmd_report)
+    return parser
+
+
+# --- commands ---------------------------------------------------------------------------
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    rows = []
+    for benchmark_id in benchmark_ids():
+        benchmark = get_benchmark(benchmark_id)
+        rows.append((benchmark_id, benchmark.size_note(), benchmark.title))
+    width = max(len(r[0]) for r in rows)
+    size_width = max(len(r[1]) for r in rows)
+    for benchmark_id, size, title in rows:
+        print(f"{benchmark_id:<{width}}  {size:<{size_width}}  {title}")
+    print(CUSTOM_HELP)
+    return 0
+
+
+def cmd_models(args: argparse.Namespace) -> int:
+    endpoints = model_registry.load_endpoints(args.models_file)
+    infos = model_registry.catalogue(endpoints)
+    width = max(len(i.id) for i in infos)
+    for info in infos:
+        state = "available" if info.available else "unavailable"
+        print(f"{info.id:<{width}}  {state:<11}  {info.reason}".rstrip())
+    print("Any provider/model id works with run: openai/NAME, anthropic/NAME, hf/HUB_ID or hf/FOLDER, ENDPOINT/NAME.")
+    return 0
+
+
+def cmd_generate(args: argparse.Namespace) -> int:
+    if args.n < 1:
+        raise UsageError("--n must be at least 1")
+    benchmark, items = generated_set(args.benchmark, _params(args.param), args.n, args.seed)
+    out = Path(args.out)
+    bar = ProgressBar(len(items), f"generate {benchmark.id}")
+    write_generated(items, out, bar.update)
+    bar.close()
+    print(f"wrote {len(items)} items to {out}")
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    if args.shots < 0:
+        raise UsageError("--shots must be 0 or more")
+    if args.limit is not None and args.limit < 1:
+        raise UsageError("--limit must be at least 1")
+    if args.concurrency is not None and args.concurrency < 1:
+        raise UsageError("--concurrency must be at least 1")
+    perturb.check(args.perturb)
+    endpoints = model_registry.load_endpoints(args.models_file)
+    backends = [model_registry.resolve(model_id, endpoints) for model_id in dict.fromkeys(args.model)]
+    benchmark = get_benchmark(args.benchmark, data=args.data, params=_params(args.param))
+    items = select_items(benchmark.items(), args.limit, args.seed)
+    for note in getattr(benchmark, "notes", []):  # a custom folder's odd but accepted images
+        print(f"note: {note}", file=sys.stderr)
+    mode = Mode(args.shots, args.cot)
+    max_tokens = args.max_tokens or (2048 if args.cot else 512)
+    config = GenerateConfig(max_tokens=max_tokens, temperature=args.temperature, seed=args.seed)
+    plan = RunPlan(benchmark, items, backends, mode, args.perturb, config, args.concurrency)
+    with Store(args.store) as store:
+        bar = ProgressBar(len(items) * len(backends), f"{benchmark.id} {mode.label}")
+        try:
+            results = asyncio.run(run(plan, store, lambda result, progress: bar.show(progress)))
+        except KeyboardInterrupt:
+            bar.close()
+            print(f"interrupted: finished results are saved in {store.path}; run the same command to continue",
+                  file=sys.stderr)  # fmt: skip
+            return 130
+        bar.close()
+    print(_table(aggregate(results)))
+    errors = [r for r in results if r.error]
+    if errors:
+        print(f"{len(errors)} request(s) failed; first: {errors[0].error}", file=sys.stderr)
+        print("run the same command again to retry them", file=sys.stderr)
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    try:
+        Mode.parse(args.mode)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    benchmark = get_benchmark(args.benchmark, data=args.data)
+    with Store(args.store) as store:
+        summary = import_file(Path(args.file), benchmark, args.model, args.mode, store)
+    print(summary.describe())
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    path = Path(args.store) if args.store else default_path()
+    if not path.exists():
+        raise UsageError(f"no results store at {path}: run something first, or pass --store")
+    with Store(path) as store:
+        results = store.results(args.benchmark, args.model, args.mode, args.perturbation)
+    named = [args.benchmark] if args.benchmark else []
+    rows = report_rows(results, args.by, named, references=args.references)
+    if args.format == "json":
+        print(to_json(rows))
+    elif args.format == "csv":
+        print(to_csv(rows), end="")
+    else:
+        print(_table(rows) if rows else "no results match")
+    return 0
+
+
+# --- helpers ----------------------------------------------------------------------------
+
+
+def _params(pairs: Sequence[str]) -> dict[str, list[str]]:
+    params: dict[str, list[str]] = {}
+    for pair in pairs:
+        name, sep, values = pair.partition("=")
+        if not sep or not name.strip() or not values.strip():
+            raise UsageError(f"--param {pair!r}: write NAME=V1,V2,...")
+        params[name.strip()] = [v.strip() for v in values.split(",") if v.strip()]
+    return params
+
+
+def _table(rows: Sequence[Row]) -> str:
+    header = ["benchmark", "model", "mode", "perturbation", "group", "n", "accuracy", "95% CI", "unparsed", "refused"]
+    header += ["errors", "source"]
+    lines = [tuple(header)]
+    for row in rows:
+        accuracy = "-" if row.accuracy is None else f"{row.accuracy:.2f}"
+        interval = "-" if row.ci_low is None else f"{row.ci_low:.1f}-{row.ci_high:.1f}"
+        source = f"published ({row.paper.split(',')[0]})" if row.paper else row.source
+        n, unparsed, refused, errors = (
+            "-" if v is None else str(v) for v in (row.n, row.unparsed, row.refused, row.errors)
+        )
+        lines.append((row.benchmark, row.model, row.mode, row.perturbation, row.group, n, accuracy, interval, unparsed,
+                      refused, errors, source))  # fmt: skip
+    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
+    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip() for line in lines)

@@ -1,0 +1,1 @@
+"""The words: data types, errors, the benchmark base class, the registry, parameters and item selection."""

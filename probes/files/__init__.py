@@ -1,0 +1,1 @@
+"""Files in and out: JSON Lines and image readers hardened against hostile input; set export."""

@@ -1,0 +1,108 @@
+"""A generated set on disk: which items `python -m probes generate` draws, and the folder it
+writes (one PNG per image and a metadata.jsonl, the Hugging Face imagefolder layout).
+
+The CLI and the Stimulus lab's export both use these, so a set exported from the browser is the
+same folder the command writes for the same benchmark, parameters, size and seed.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import pickle
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from models.png import encode_rgb_png
+from models.types import to_rgb
+from probes.core.registry import get_benchmark
+from probes.core.selection import select_items
+from probes.core.types import Benchmark, ImageSource, Item
+
+PARALLEL_FROM = 16  # fewer distinct images than this: starting processes costs more than it saves
+
+
+def generated_set(
+    benchmark_id: str, params: Mapping[str, Sequence[str]], n: int, seed: int
+) -> tuple[Benchmark, list[Item]]:
+    """The benchmark built with `params` (NAME -> values) and `n` of its items drawn with `seed`.
+    A benchmark drawn with random positions takes `seed` as its design seed too, unless the
+    parameters fix one: another seed is another set, not just another sample of the same one."""
+    params = {name: list(values) for name, values in params.items()}
+    benchmark = get_benchmark(benchmark_id, params=params)
+    if "seed" in getattr(benchmark, "params", {}) and "seed" not in params:
+        benchmark = get_benchmark(benchmark_id, params={**params, "seed": [str(seed)]})
+    return benchmark, select_items(benchmark.items(), n, seed)
+
+
+def write_generated(
+    items: Sequence[Item], out: Path, on_item: Callable[[int], None] | None = None, workers: int | None = None
+) -> list[dict[str, Any]]:
+    """Write the items' images as 00000.png, 00001.png ... (00000_0.png, 00000_1.png for an item
+    with several images) and one metadata.jsonl record per item; `on_item(done)` after each.
+    Returns the records as written.
+
+    Each distinct image is drawn and encoded once, even when several items (prompts) share it,
+    and the drawing and encoding run on every core.
+    """
+    out.mkdir(parents=True, exist_ok=True)
+    names = [_file_names(index, item) for index, item in enumerate(items)]
+    sources = {source.ref: source for item in items for source in item.images}
+    encoded = _encode_all(list(sources.values()), workers)
+    records = []
+    with (out / "metadata.jsonl").open("w", encoding="utf-8") as metadata:
+        for index, item in enumerate(items):
+            for name, source in zip(names[index], item.images, strict=True):
+                (out / name).write_bytes(encoded[source.ref])
+            record = {
+                "file_name": names[index][0] if len(names[index]) == 1 else names[index],
+                "id": item.id,
+                "prompt": item.question,
+                "answer": item.target_text(),
+                **{k: v for k, v in item.params.items() if k != "prompt"},
+                "prompt_name": item.params.get("prompt"),
+                "groups": dict(item.groups),
+            }
+            metadata.write(json.dumps(record, ensure_ascii=False) + "\n")
+            records.append(record)
+            if on_item is not None:
+                on_item(index + 1)
+    return records
+
+
+def _file_names(index: int, item: Item) -> list[str]:
+    if len(item.images) == 1:
+        return [f"{index:05d}.png"]
+    return [f"{index:05d}_{position}.png" for position in range(len(item.images))]
+
+
+def encode_png(source: ImageSource) -> bytes:
+    """Draw (or load) one image and encode it: 8-bit RGB PNG, deflate level 6."""
+    return encode_rgb_png(to_rgb(source.load()), level=6)
+
+
+def _encode_all(sources: list[ImageSource], workers: int | None) -> dict[str, bytes]:
+    workers = workers or os.cpu_count() or 1
+    # Generated images are pure functions of picklable parameters: other processes can draw them.
+    # Images loaded by closures (user folders, datasets) are encoded here instead.
+    portable = [s for s in sources if _picklable(s.load)] if workers > 1 and len(sources) >= PARALLEL_FROM else []
+    local = [s for s in sources if s not in portable]
+    encoded = {source.ref: encode_png(source) for source in local}
+    if portable:
+        context = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
+        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+            chunk = max(1, len(portable) // (workers * 8))
+            for source, data in zip(portable, pool.map(encode_png, portable, chunksize=chunk), strict=True):
+                encoded[source.ref] = data
+    return encoded
+
+
+def _picklable(function: Callable) -> bool:
+    try:
+        pickle.dumps(function)
+    except (pickle.PicklingError, AttributeError, TypeError):
+        return False
+    return True

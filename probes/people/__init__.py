@@ -1,0 +1,1 @@
+"""People as answerers: a person's answer to an item, graded like a model's reply."""

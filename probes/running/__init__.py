@@ -1,0 +1,1 @@
+"""Running: answerers, the async runner (progress and stopping), the store, limits, imports."""

@@ -1,0 +1,266 @@
+"""The results store: SQLite in WAL mode, one row per result, committed as each arrives.
+
+Two tables:
+- `responses`: raw replies keyed by the cache key (model, endpoint, settings, messages with
+  images as content hashes). Only real replies are kept, never errors, so a failed request is
+  sent again next time and an answered deterministic one never is.
+- `results`: the graded answer per (benchmark, item, model, mode, perturbation); a new run of the
+  same cell replaces the old row, so nothing is counted twice.
+- `image_hashes`: content hash per image reference (a generator's version and parameters, or a
+  file's path, size and modification time), so a cached re-run finds its answers without
+  drawing or decoding a single image.
+
+It holds item references (ids, seeds, parameters, image hashes), never image bytes or keys.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from models.types import Output, Usage
+from probes.core.types import Result, Status
+
+SCHEMA_VERSION = 2  # 2: results.score
+RESULT_COLUMNS = (
+    "benchmark", "item_id", "model", "mode", "perturbation", "status", "reply", "parsed", "correct", "score", "target",
+    "latency", "input_tokens", "output_tokens", "error", "prompt_hash", "cache_key", "groups", "item_ref", "created_at",
+)  # fmt: skip
+_INSERT_RESULT = (
+    f"INSERT OR REPLACE INTO results ({', '.join(RESULT_COLUMNS)}) VALUES ({', '.join('?' * len(RESULT_COLUMNS))})"
+)
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS responses (
+    cache_key TEXT PRIMARY KEY,
+    model TEXT NOT NULL,
+    endpoint TEXT NOT NULL,
+    reply TEXT NOT NULL,
+    latency REAL,
+    input_tokens INTEGER,
+    output_tokens INTEGER,
+    raw TEXT,
+    created_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS results (
+    benchmark TEXT NOT NULL,
+    item_id TEXT NOT NULL,
+    model TEXT NOT NULL,
+    mode TEXT NOT NULL,
+    perturbation TEXT NOT NULL,
+    status TEXT NOT NULL,
+    reply TEXT,
+    parsed TEXT,
+    correct INTEGER,
+    score REAL,
+    target TEXT,
+    latency REAL,
+    input_tokens INTEGER,
+    output_tokens INTEGER,
+    error TEXT,
+    prompt_hash TEXT,
+    cache_key TEXT,
+    groups TEXT NOT NULL,
+    item_ref TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    PRIMARY KEY (benchmark, item_id, model, mode, perturbation)
+);
+CREATE INDEX IF NOT EXISTS results_by_model ON results (model, benchmark);
+CREATE TABLE IF NOT EXISTS image_hashes (ref TEXT PRIMARY KEY, sha256 TEXT NOT NULL);
+"""
+
+
+def default_path() -> Path:
+    return Path(os.environ.get("PROBE_HOME", ".probe")) / "results.sqlite"
+
+
+class Store:
+    """Safe to share between threads; several processes may write one file at once."""
+
+    def __init__(self, path: str | os.PathLike | None = None):
+        self.path = Path(path) if path else default_path()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        # A long busy timeout: a second writer (the UI while a CLI run goes on) waits for the
+        # other's short transaction instead of failing with "database is locked".
+        self._db = sqlite3.connect(self.path, timeout=60, check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA busy_timeout = 60000")
+        self._db.execute("PRAGMA journal_mode = WAL")
+        # NORMAL in WAL mode: a killed process loses nothing committed; only power loss can
+        # drop the last few commits. FULL would fsync every result.
+        self._db.execute("PRAGMA synchronous = NORMAL")
+        with self._transaction():
+            for statement in _SCHEMA.strip().split(";"):
+                if statement.strip():
+                    self._db.execute(statement)
+            columns = {row[1] for row in self._db.execute("PRAGMA table_info(results)")}
+            if "score" not in columns:  # a version 1 store: every score was right/wrong
+                self._db.execute("ALTER TABLE results ADD COLUMN score REAL")
+                self._db.execute("UPDATE results SET score = correct WHERE status != 'error'")
+            self._db.execute(
+                "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
+            )
+
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- cache ---------------------------------------------------------------------------
+
+    def cached(self, cache_key: str) -> Output | None:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT reply, latency, input_tokens, output_tokens, raw FROM responses WHERE cache_key = ?",
+                (cache_key,),
+            ).fetchone()
+        if row is None:
+            return None
+        reply, latency, input_tokens, output_tokens, raw = row
+        return Output(reply, latency or 0.0, Usage(input_tokens, output_tokens), json.loads(raw or "{}"))
+
+    def image_hash(self, ref: str) -> str | None:
+        with self._lock:
+            row = self._db.execute("SELECT sha256 FROM image_hashes WHERE ref = ?", (ref,)).fetchone()
+        return row[0] if row else None
+
+    def remember_image_hashes(self, hashes: dict[str, str]) -> None:
+        if not hashes:
+            return
+        with self._transaction():
+            self._db.executemany("INSERT OR REPLACE INTO image_hashes VALUES (?, ?)", hashes.items())
+
+    # --- results -------------------------------------------------------------------------
+
+    def record(self, result: Result, response: Output | None = None, endpoint: str = "") -> None:
+        """Save one result (and the fresh response behind it) in one short transaction."""
+        self.record_many([(result, response, endpoint)])
+
+    def record_many(self, entries: list[tuple[Result, Output | None, str]]) -> None:
+        """Save several results in one transaction (a cached re-run writes hundreds at once)."""
+        if not entries:
+            return
+        now = time.time()
+        responses = [
+            (result.cache_key, result.model, endpoint, response.text, response.latency, response.usage.input_tokens,
+             response.usage.output_tokens, json.dumps(response.raw, default=str), now)
+            for result, response, endpoint in entries
+            if response is not None and result.cache_key
+        ]  # fmt: skip
+        results = [
+            (result.benchmark, result.item_id, result.model, result.mode, result.perturbation, result.status.value,
+             result.reply, json.dumps(result.parsed), None if result.correct is None else int(result.correct),
+             result.score, json.dumps(result.target), result.latency, result.input_tokens, result.output_tokens, result.error,
+             result.prompt_hash, result.cache_key, json.dumps(dict(result.groups), sort_keys=True),
+             json.dumps(dict(result.item_ref), sort_keys=True, default=str), now)
+            for result, _, _ in entries
+        ]  # fmt: skip
+        with self._transaction():
+            self._db.executemany("INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", responses)
+            self._db.executemany(_INSERT_RESULT, results)
+
+    def results(
+        self,
+        benchmark: str | None = None,
+        model: str | None = None,
+        mode: str | None = None,
+        perturbation: str | None = None,
+    ) -> list[Result]:
+        clauses, values = [], []
+        for column, value in (
+            ("benchmark", benchmark),
+            ("model", model),
+            ("mode", mode),
+            ("perturbation", perturbation),
+        ):
+            if value is not None:
+                clauses.append(f"{column} = ?")
+                values.append(value)
+        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+        with self._lock:
+            rows = self._db.execute(
+                f"SELECT {', '.join(RESULT_COLUMNS)} FROM results {where}"
+                " ORDER BY benchmark, model, mode, perturbation, item_id",
+                values,
+            ).fetchall()
+        return [_result(row) for row in rows]
+
+    def scored(self) -> list[Result]:
+        """Every result with only what scoreboards aggregate (no replies, answers or item
+        references): a fraction of the decoding work of `results()` on a large store."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT benchmark, item_id, model, mode, perturbation, status, correct, score, latency, groups"
+                " FROM results"  # no ORDER BY: aggregation does not care, and sorting 100,000 rows does
+            ).fetchall()
+        groups: dict[str, dict[str, str]] = {}  # results share a few distinct group sets: decode each once
+        statuses = {status.value: status for status in Status}
+        return [
+            Result(
+                benchmark,
+                item_id,
+                model,
+                mode,
+                perturbation,
+                statuses[status],
+                correct=None if correct is None else bool(correct),
+                score=score,
+                latency=latency,
+                groups=groups[raw] if raw in groups else groups.setdefault(raw, json.loads(raw)),
+            )  # fmt: skip
+            for benchmark, item_id, model, mode, perturbation, status, correct, score, latency, raw in rows
+        ]
+
+    def count(self) -> int:
+        with self._lock:
+            return self._db.execute("SELECT COUNT(*) FROM results").fetchone()[0]
+
+
+def _result(row: tuple[Any, ...]) -> Result:
+    (benchmark, item_id, model, mode, perturbation, status, reply, parsed, correct, score, target,
+     latency, input_tokens, output_tokens, error, prompt_hash, cache_key, groups, item_ref, created_at) = row  # fmt: skip
+    return Result(
+        benchmark=benchmark,
+        item_id=item_id,
+        model=model,
+        mode=mode,
+        perturbation=perturbation,
+        status=Status(status),
+        reply=reply,
+        parsed=json.loads(parsed) if parsed else None,
+        correct=None if correct is None else bool(correct),
+        score=score,
+        target=json.loads(target) if target else None,
+        latency=latency,
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        error=error,
+        prompt_hash=prompt_hash,
+        cache_key=cache_key,
+        groups=json.loads(groups),
+        item_ref=json.loads(item_ref),
+        created_at=created_at,
+    )
