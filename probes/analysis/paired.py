@@ -24,7 +24,7 @@ from __future__ import annotations
 import itertools
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
@@ -211,11 +211,7 @@ def compare_many(
     family = [i for i, row in enumerate(rows) if row.n_shared > 0]
     adjusted = holm([rows[i].p_value for i in family])
     holm_of = dict(zip(family, adjusted, strict=True))
-    return [_with_holm(row, holm_of.get(i, 1.0)) for i, row in enumerate(rows)]
-
-
-def _with_holm(row: PairedRow, p_holm: float) -> PairedRow:
-    return PairedRow(**{**{name: getattr(row, name) for name in row.__dataclass_fields__}, "p_holm": p_holm})
+    return [replace(row, p_holm=holm_of.get(i, 1.0)) for i, row in enumerate(rows)]
 
 
 def _check_axis(axis: str) -> None:

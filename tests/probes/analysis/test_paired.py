@@ -1,5 +1,8 @@
 import itertools
 import random
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -22,6 +25,7 @@ from probes.analysis.paired import (
 )
 from probes.core.types import Result, Status
 
+REPO = Path(__file__).resolve().parents[3]
 FIELDS = ["benchmark", "a", "b", "n_shared", "a_only", "b_only", "diff", "diff_low", "diff_high", "p_value", "p_holm"]
 
 
@@ -237,3 +241,9 @@ def test_the_bootstrap_interval_covers_the_true_difference_about_95_percent_of_t
 def test_all_pairs_lists_each_pair_once():
     assert [(c.a, c.b) for c in all_pairs(["a", "b", "c"])] == [("a", "b"), ("a", "c"), ("b", "c")]
     assert list(itertools.chain(all_pairs(["only"]))) == []
+
+
+def test_the_statistics_need_no_scipy_at_run_time():
+    code = "import sys, probes.analysis.paired, probes.analysis.consistency; print('scipy' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"
