@@ -1,0 +1,262 @@
+"""Maximum-likelihood logistic psychometric functions with bootstrap intervals (numpy only).
+
+The model: P(positive | x) = 1 / (1 + exp(-(x - pse) / slope)), i.e. logit P = a + b x with
+pse = -a / b and slope = 1 / b (a scale in x units; negative for a falling curve). `width` is the
+x distance from the 25% to the 75% point, 2 ln(3) |slope| (half of it, ln(3) |slope|, is the
+classic JND from the PSE to 75%); psignifit's default width (5% to 95%) is 2 ln(19) |slope|.
+No lapse or guess rate: the curve runs from 0 to 1, as a two-alternative "which is bigger"
+judgement against a signed difference does (SPEC section 5, checked there against statsmodels'
+binomial GLM and psignifit with lapse and guess fixed).
+
+The fit is Newton-Raphson on (a, b) with step halving, in centred and scaled x, run on all
+bootstrap resamples at once. Where no finite maximum exists it says so instead of returning
+numbers: `separated` (a step: the PSE lies between the highest level with a negative reply and
+the lowest with a positive one, or the reverse for a falling curve; slope unidentified),
+`all positive` / `all negative`, `too few levels` (fewer than two distinct x), and `flat` (no
+detectable dependence on x: likelihood-ratio test of b = 0, p > 0.05).
+
+Intervals: parametric bootstrap, percentile 95%. Each resample draws every level's positives
+from Binomial(n, fitted P(x)) and is refitted; a resample that comes out separated counts with
+the PSE at the middle of its step and slope 0, one that comes out all-positive or all-negative
+with the PSE at -inf or +inf, so a bound set by such resamples is reported as None (unbounded).
+Parametric rather than resampling trials within each level because a level with one trial (a
+measured, continuous x) would then never vary. Seeded: the same data and seed give the same
+interval.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+import numpy as np
+
+RESAMPLES = 1000
+CURVE_POINTS = 101
+CHI2_1_95 = 3.841458820694124  # the 95% point of chi-squared with one degree of freedom
+WIDTH_PER_SLOPE = 2 * math.log(3)  # 25% to 75%
+
+
+class FitStatus(StrEnum):
+    OK = "ok"
+    FLAT = "flat"
+    SEPARATED = "separated"
+    ALL_POSITIVE = "all positive"
+    ALL_NEGATIVE = "all negative"
+    TOO_FEW_LEVELS = "too few levels"
+
+
+@dataclass(frozen=True)
+class Level:
+    """One stimulus value: how many usable replies, how many positive, with a Wilson 95% interval."""
+
+    x: float
+    n: int
+    positives: int
+    proportion: float
+    low: float
+    high: float
+
+
+@dataclass(frozen=True)
+class Fit:
+    status: FitStatus
+    pse: float | None
+    pse_low: float | None
+    pse_high: float | None
+    slope: float | None
+    slope_low: float | None
+    slope_high: float | None
+    width: float | None
+    width_low: float | None
+    width_high: float | None
+    n: int
+    levels: tuple[Level, ...]
+    curve_x: tuple[float, ...]  # the fitted curve on a grid over the levels' range
+    curve_p: tuple[float, ...]
+    # Bootstrap PSEs (ok fits), for differences between fits; not part of the row.
+    draws: np.ndarray | None = field(default=None, repr=False, compare=False)
+
+
+def wilson_arrays(k: np.ndarray, n: np.ndarray, z: float = 1.959963984540054) -> tuple[np.ndarray, np.ndarray]:
+    p = k / n
+    denominator = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denominator
+    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
+    return np.maximum(0.0, centre - half), np.minimum(1.0, centre + half)
+
+
+def fit_levels(
+    x: Any, n: Any, positives: Any, *, resamples: int = RESAMPLES, seed: int | Any = 0, curve_points: int = CURVE_POINTS
+) -> Fit:
+    """Fit P(positive) against x from per-level counts (repeated x values are pooled).
+    `resamples=0` skips the bootstrap (intervals None). `seed`: anything numpy's default_rng takes."""
+    x, n, k = _levels(x, n, positives)
+    levels = tuple(Level(float(a), int(b), int(c), float(c / b), float(lo), float(hi))
+                   for a, b, c, lo, hi in zip(x, n, k, *wilson_arrays(k, n), strict=True))  # fmt: skip
+    total = int(n.sum())
+    empty = dict.fromkeys(("pse", "pse_low", "pse_high", "slope", "slope_low", "slope_high", "width",
+                           "width_low", "width_high"))  # fmt: skip
+    grid = np.linspace(x[0], x[-1], curve_points) if len(x) else np.empty(0)
+
+    def result(
+        status: FitStatus, curve: np.ndarray | None = None, draws: np.ndarray | None = None, **values: Any
+    ) -> Fit:
+        curve_x = tuple(grid.tolist()) if curve is not None else ()
+        curve_p = tuple(curve.tolist()) if curve is not None else ()
+        return Fit(status, **(empty | values), n=total, levels=levels, curve_x=curve_x, curve_p=curve_p, draws=draws)
+
+    if len(x) < 2:
+        return result(FitStatus.TOO_FEW_LEVELS)
+    if k.sum() in (0, total):
+        status = FitStatus.ALL_POSITIVE if k.sum() else FitStatus.ALL_NEGATIVE
+        return result(status, np.full(len(grid), 1.0 if k.sum() else 0.0))
+    kind, low, high = _separation(x, n, k[None, :])
+    null = _null_loglik(n, k)
+    if kind[0]:  # a perfect step fits every reply: the likelihood's supremum is 1 (log 0)
+        if -2 * null < CHI2_1_95:
+            return result(FitStatus.FLAT, np.full(len(grid), k.sum() / total))
+        pse, low, high = float(low[0] + high[0]) / 2, float(low[0]), float(high[0])
+        step = np.where(grid < pse, 0.0, 1.0) if kind[0] > 0 else np.where(grid < pse, 1.0, 0.0)
+        return result(FitStatus.SEPARATED, np.where(grid == pse, 0.5, step), pse=pse, pse_low=low, pse_high=high)
+    centre, scale = float(np.average(x, weights=n)), float(np.ptp(x))
+    u = (x - centre) / scale
+    start = np.log(k.sum() / (total - k.sum()))
+    (a,), (b,), (ll,) = _newton(u, n, k[None, :], np.array([start]), np.array([0.0]))
+    if 2 * (ll - null) < CHI2_1_95:
+        return result(FitStatus.FLAT, np.full(len(grid), k.sum() / total))
+    pse, slope = float(centre - a * scale / b), float(scale / b)
+    curve = _sigmoid((grid - pse) / slope)
+    if resamples <= 0:
+        return result(FitStatus.OK, curve, pse=pse, slope=slope, width=WIDTH_PER_SLOPE * abs(slope))
+    rng = np.random.default_rng(seed)
+    drawn = rng.binomial(n.astype(np.int64), _sigmoid(a + b * u), size=(resamples, len(x))).astype(float)
+    pses, slopes = _refit(x, u, n, drawn, a, b, centre, scale)
+    pse_low, pse_high = _percentile_interval(pses)
+    slope_low, slope_high = _percentile_interval(slopes)
+    width_low, width_high = _percentile_interval(WIDTH_PER_SLOPE * np.abs(slopes))
+    return result(FitStatus.OK, curve, pse=pse, pse_low=pse_low, pse_high=pse_high, slope=slope,
+                  slope_low=slope_low, slope_high=slope_high, width=WIDTH_PER_SLOPE * abs(slope),
+                  width_low=width_low, width_high=width_high, draws=pses)  # fmt: skip
+
+
+def _levels(x: Any, n: Any, positives: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    x, n, k = (np.asarray(v, dtype=float).ravel() for v in (x, n, positives))
+    if not (len(x) == len(n) == len(k)):
+        raise ValueError(f"x, n and positives differ in length ({len(x)}, {len(n)}, {len(k)})")
+    if not np.all(np.isfinite(x)):
+        raise ValueError("every x must be a finite number")
+    if np.any(n < 0) or np.any(k < 0) or np.any(k > n) or np.any(n != np.round(n)) or np.any(k != np.round(k)):
+        raise ValueError("n and positives must be whole counts with 0 <= positives <= n")
+    keep = n > 0
+    values, index = np.unique(x[keep], return_inverse=True)
+    return values, np.bincount(index, n[keep], len(values)), np.bincount(index, k[keep], len(values))
+
+
+def _sigmoid(z: np.ndarray | float) -> np.ndarray:
+    return 0.5 * (1.0 + np.tanh(0.5 * np.asarray(z)))  # overflow-free logistic
+
+
+def _null_loglik(n: np.ndarray, k: np.ndarray) -> float:
+    p = k.sum() / n.sum()
+    return float(k.sum() * np.log(p) + (n.sum() - k.sum()) * np.log1p(-p)) if 0 < p < 1 else 0.0
+
+
+def _separation(x: np.ndarray, n: np.ndarray, k: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per row of k (x sorted ascending): +1 for a rising step, -1 for a falling one, 0 when the
+    replies overlap (a finite maximum exists); with the step's bracket [low, high]. Rows with no
+    positive or no negative reply come out as steps too; callers test for them first."""
+    has_negative, has_positive = k < n, k > 0
+    inf = np.inf
+    max_neg = np.where(has_negative, x, -inf).max(axis=1)
+    min_neg = np.where(has_negative, x, inf).min(axis=1)
+    max_pos = np.where(has_positive, x, -inf).max(axis=1)
+    min_pos = np.where(has_positive, x, inf).min(axis=1)
+    rising, falling = max_neg <= min_pos, max_pos <= min_neg
+    kind = np.where(rising, 1, np.where(falling, -1, 0))
+    return kind, np.where(rising, max_neg, max_pos), np.where(rising, min_pos, min_neg)
+
+
+def _loglik(theta: np.ndarray, u: np.ndarray, n: np.ndarray, k: np.ndarray) -> np.ndarray:
+    eta = theta[:, :1] + theta[:, 1:] * u
+    return (k * eta - n * np.logaddexp(0.0, eta)).sum(axis=1)
+
+
+def _newton(
+    u: np.ndarray, n: np.ndarray, k: np.ndarray, a0: np.ndarray, b0: np.ndarray, iterations: int = 100
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Maximum likelihood (a, b) of logit P = a + b u for every row of k at once; the rows must
+    not be separated (then the log-likelihood is strictly concave and has a finite maximum)."""
+    theta = np.stack([a0, b0], axis=1).astype(float)
+    ll = _loglik(theta, u, n, k)
+    for _ in range(iterations):
+        p = _sigmoid(theta[:, :1] + theta[:, 1:] * u)
+        r, w = k - n * p, n * p * (1 - p)
+        g0, g1 = r.sum(axis=1), (r * u).sum(axis=1)
+        h00, h01, h11 = w.sum(axis=1), (w * u).sum(axis=1), (w * u * u).sum(axis=1)
+        det = np.maximum(h00 * h11 - h01 * h01, 1e-300)
+        step = np.stack([(h11 * g0 - h01 * g1) / det, (h00 * g1 - h01 * g0) / det], axis=1)
+        t = np.ones(len(theta))
+        for _ in range(50):  # halve the step where it would lower the likelihood
+            candidate = theta + t[:, None] * step
+            new = _loglik(candidate, u, n, k)
+            worse = ~(new >= ll - 1e-12 * (1 + np.abs(ll)))
+            if not worse.any():
+                break
+            t = np.where(worse, t / 2, t)
+        theta, ll = np.where(worse[:, None], theta, candidate), np.where(worse, ll, new)
+        if np.all(np.abs(t[:, None] * step) <= 1e-12 * (1 + np.abs(theta))):
+            break
+    return theta[:, 0], theta[:, 1], ll
+
+
+def _refit(
+    x: np.ndarray, u: np.ndarray, n: np.ndarray, drawn: np.ndarray, a: float, b: float, centre: float, scale: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """PSE and slope of each bootstrap resample (see the module's note on degenerate ones)."""
+    rows = len(drawn)
+    pses, slopes = np.empty(rows), np.empty(rows)
+    total = drawn.sum(axis=1)
+    constant = (total == 0) | (total == n.sum())
+    kind, low, high = _separation(x, n, drawn)
+    rising = b > 0
+    # All-negative resample of a rising curve: the PSE is beyond the highest level, and so on.
+    pses[constant] = np.where((total[constant] == 0) == rising, np.inf, -np.inf)
+    slopes[constant] = np.inf if rising else -np.inf
+    step = (kind != 0) & ~constant
+    pses[step], slopes[step] = (low[step] + high[step]) / 2, 0.0
+    fit = ~constant & (kind == 0)
+    if fit.any():
+        count = int(fit.sum())
+        fa, fb, _ = _newton(u, n, drawn[fit], np.full(count, a), np.full(count, b))
+        pses[fit], slopes[fit] = centre - fa * scale / fb, scale / fb
+    return pses, slopes
+
+
+def _percentile_interval(values: np.ndarray, level: float = 0.95) -> tuple[float | None, float | None]:
+    """Nearest-rank percentile interval; a bound that is not a finite number is None (unbounded)."""
+    ordered = np.sort(values)
+    tail = (1 - level) / 2
+    low = ordered[int(math.floor(tail * len(ordered)))]
+    high = ordered[int(math.ceil((1 - tail) * len(ordered))) - 1]
+    return (float(low) if np.isfinite(low) else None), (float(high) if np.isfinite(high) else None)
+
+
+def combine(first: Fit, second: Fit, factor: float = 1.0, sign: int = -1) -> tuple[float | None, ...]:
+    """factor * (first.pse + sign * second.pse) with a 95% interval: (value, low, high). The
+    interval is the percentile interval of the bootstrap combinations when both fits are ok; when
+    one or both are steps, the range spanned by the ends of each fit's interval (a step's is its
+    bracket), which is conservative. All None where either fit has no PSE."""
+    if first.pse is None or second.pse is None:
+        return None, None, None
+    value = factor * (first.pse + sign * second.pse)
+    if first.draws is not None and second.draws is not None:
+        count = min(len(first.draws), len(second.draws))
+        return (value, *_percentile_interval(factor * (first.draws[:count] + sign * second.draws[:count])))
+    ends = (first.pse_low, first.pse_high, second.pse_low, second.pse_high)
+    if any(end is None for end in ends):
+        return value, None, None
+    corners = [factor * (a + sign * b) for a in ends[:2] for b in ends[2:]]
+    return value, min(corners), max(corners)
