@@ -149,12 +149,15 @@ def find_quadruples(
 
 
 class _PairCosines:
-    """Exact (float64) cosine similarities of chosen pairs, cached; rows stay float32 in memory."""
+    """Exact (float64) cosine similarities of chosen pairs, cached. The rows are not copied: a
+    normalised or float64 copy of 10,000 x 1024 floats would cost more than the search."""
 
     def __init__(self, vectors: np.ndarray):
         self.vectors = vectors
-        self.unit = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-        self.norms = np.linalg.norm(vectors.astype(np.float64), axis=1)
+        self.norms = np.concatenate(
+            [np.linalg.norm(vectors[i : i + 512].astype(np.float64), axis=1) for i in range(0, len(vectors), 512)]
+            or [np.zeros(0)]
+        )
         self._cache: dict[tuple[int, int], float] = {}
 
     def get(self, i: int, j: int) -> float:
@@ -171,12 +174,15 @@ class _PairCosines:
 def _neighbour_lists(sims: _PairCosines, threshold: float, block: int, cap: int) -> tuple[list[set[int]], int]:
     """Each image's CLIP neighbours at or above `threshold` (at most `cap` of them), computed a
     block of rows at a time; an edge is kept only when both ends kept it."""
-    unit = sims.unit
-    count = len(unit)
+    vectors = sims.vectors
+    norms = np.maximum(sims.norms, 1e-12).astype(np.float32)
+    count = len(vectors)
     kept: list[np.ndarray] = []
     capped = 0
     for start in range(0, count, max(block, 1)):
-        rows = unit[start : start + block] @ unit.T  # block x n, the only dense piece
+        rows = vectors[start : start + block] @ vectors.T  # block x n, the only dense piece
+        rows /= norms[start : start + block, None]
+        rows /= norms[None, :]
         for offset, row in enumerate(rows):
             row[start + offset] = -np.inf  # not its own neighbour
             above = np.flatnonzero(row >= threshold)
@@ -184,7 +190,7 @@ def _neighbour_lists(sims: _PairCosines, threshold: float, block: int, cap: int)
                 capped += 1
                 above = above[np.argpartition(row[above], -cap)[-cap:]]
             kept.append(above)
-        del rows
+        del rows, row  # `row` is a view: it would keep this block alive through the next product
     chosen = [set(a.tolist()) for a in kept]
     neighbours = [{j for j in chosen[i] if i in chosen[j]} for i in range(count)]
     return neighbours, capped

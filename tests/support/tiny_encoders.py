@@ -63,6 +63,9 @@ def build_tiny_clip(path: pathlib.Path, seed: int = SEED) -> pathlib.Path:
             "num_hidden_layers": 1,
             "num_attention_heads": 2,
             "max_position_embeddings": 16,
+            "bos_token_id": 0,  # within the tiny vocabulary (the defaults are CLIP's real ids)
+            "eos_token_id": 1,
+            "pad_token_id": 1,
         },
         vision_config={
             "hidden_size": HIDDEN,
