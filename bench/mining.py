@@ -20,7 +20,8 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from probes.tools.embeddings import HFEncoder, embed_files, scan_folder
+from probes.tools.embeddings import HFEncoder, embed_files
+from probes.tools.image_scan import scan_folder
 from probes.tools.quadruples import find_quadruples
 
 

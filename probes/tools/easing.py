@@ -43,17 +43,8 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from probes.tools.embeddings import (
-    DEFAULT_CLIP,
-    Encoder,
-    HFEncoder,
-    ImageFile,
-    MiningError,
-    Progress,
-    embed_files,
-    file_sha256,
-    image_problem,
-)
+from probes.tools.embeddings import DEFAULT_CLIP, Encoder, HFEncoder, MiningError, Progress, embed_files
+from probes.tools.image_scan import ImageFile, file_sha256, image_problem
 from probes.tools.mining import LANGS, read_records, records_file, write_jsonl_atomic
 
 BLACK = "images/black.jpg"

@@ -17,32 +17,23 @@ What is embedded:
   DINOv2 compares. A mean of patch tokens would weigh background texture more; MMVP compared
   whole-image embeddings, so we keep the CLS one.
 
-Cache (default `$PROBE_HOME/embeddings/`, `.probe/embeddings/` without it): one folder per model
-identity, named by a fingerprint of what the model is (its kind, our embedding recipe, its config
-and image-processor files, and each weight file's size and sampled bytes: the first, middle and
-last MiB; a fingerprint, not a checksum of gigabytes). The same weights at another path share
-the cache; `model.json` in the folder records where they were loaded from. Inside, `part-*.npz`
-files each hold `sha256` (the hex digest of an image file's bytes) and `vectors` (float32 rows).
-Every part is written to a temporary name and renamed, so an interrupted run leaves whole parts
-only, and the next run embeds just what is missing; parts are written every few hundred images
-and merged when they pile up. When every image is already cached the model is not even loaded.
+The cache (`probes.tools.embedding_cache`) keeps one folder per model identity: `fingerprint`
+hashes what the model is (its kind, our embedding recipe, its config and image-processor files,
+and each weight file's size and sampled bytes: the first, middle and last MiB; a fingerprint, not
+a checksum of gigabytes), so the same weights at another path share the cache and a changed model
+does not. A Hub id's identity comes from its downloaded snapshot, so when every image is already
+cached the model is not even loaded.
 
-Images are read with the project's hardened reader (`probes.files.images`): a file it refuses
-(not an image, too large, damaged) is reported and skipped, never fatal; so is an image more
-than 8 times longer than wide (resizing its short side to the encoder's size would make it
-enormous).
+Images come from `probes.tools.image_scan` (the hardened reader); an image that cannot be
+decoded or that makes an encoder fail is reported and left out, never fatal.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
-import os
-import time
-import uuid
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
@@ -50,18 +41,14 @@ import numpy as np
 from PIL import Image
 
 from probes.core.errors import ProbeError
-from probes.files.images import ImageRejected, check_image_file, load_image
+from probes.files.images import ImageRejected, load_image
+from probes.tools.embedding_cache import EmbeddingCache, default_cache_dir
+from probes.tools.image_scan import ImageFile, Rejected, without_name
 
 DEFAULT_CLIP = "openai/clip-vit-large-patch14"
 DEFAULT_DINO = "facebook/dinov2-large"
-IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp", ".tif", ".tiff"})
-MAX_ASPECT = 8.0
-MINED_MARK = "mining.json"  # a folder holding this was written by `mine`; scans skip it
 # Bump a recipe when what we embed changes, so old cached vectors are not mixed with new ones.
 RECIPES = {"clip": "clip-image-embeds/v1", "dino": "dinov2-pooler-cls/v1"}
-FLUSH_EVERY = 512  # vectors per cache part; also flushed every FLUSH_SECONDS
-FLUSH_SECONDS = 30.0
-MAX_PARTS = 16  # merge the parts into one past this many
 
 Kind = Literal["clip", "dino"]
 Progress = Callable[[int, int], None]
@@ -69,28 +56,6 @@ Progress = Callable[[int, int], None]
 
 class MiningError(ProbeError):
     """Mining or easing cannot go on as asked; the message says what to change."""
-
-
-@dataclass(frozen=True)
-class ImageFile:
-    """An accepted image: where it is, its name relative to the scanned folder, its content hash."""
-
-    path: Path
-    name: str
-    sha256: str
-
-
-@dataclass(frozen=True)
-class Rejected:
-    name: str
-    reason: str
-
-
-@dataclass
-class Scan:
-    files: list[ImageFile] = field(default_factory=list)
-    rejected: list[Rejected] = field(default_factory=list)
-    duplicates: list[tuple[str, str]] = field(default_factory=list)  # (skipped name, kept name)
 
 
 class Encoder(Protocol):
@@ -106,82 +71,6 @@ class Encoder(Protocol):
     def embed(self, images: list[Image.Image]) -> np.ndarray:
         """One L2-normalised float32 row per image."""
         ...
-
-
-# --- scanning a folder ------------------------------------------------------------------------
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-def scan_folder(folder: Path, exclude: Sequence[Path] = ()) -> Scan:
-    """Every image file under `folder` (recursively, in name order; hidden files and folders,
-    anything under `exclude`, and earlier mining outputs (folders holding a `mining.json`)
-    skipped), checked by the hardened reader and hashed. Files whose
-    name is not an image's are ignored; files named as images but refused are reported. A file
-    with the same bytes as an earlier one is a duplicate: reported and left out, since two
-    identical options would make a question unanswerable."""
-    folder = Path(folder)
-    excluded = [Path(p).resolve() for p in exclude]
-    scan = Scan()
-    by_hash: dict[str, str] = {}
-    for path in _walk(folder, excluded):
-        name = path.relative_to(folder).as_posix()
-        reason = image_problem(path)
-        if reason:
-            scan.rejected.append(Rejected(name, reason))
-            continue
-        try:
-            digest = file_sha256(path)
-        except OSError as exc:
-            scan.rejected.append(Rejected(name, f"cannot be read ({exc.strerror or exc})"))
-            continue
-        if digest in by_hash:
-            scan.duplicates.append((name, by_hash[digest]))
-            continue
-        by_hash[digest] = name
-        scan.files.append(ImageFile(path, name, digest))
-    return scan
-
-
-def image_problem(path: Path) -> str | None:
-    """Why the miner cannot use this file, or None."""
-    try:
-        info = check_image_file(path)
-    except ImageRejected as exc:
-        return _without_name(path, exc)
-    long_side, short_side = max(info.width, info.height), max(min(info.width, info.height), 1)
-    if long_side / short_side > MAX_ASPECT:
-        return (
-            f"{info.width} x {info.height} pixels is more than {MAX_ASPECT:g} times longer than wide; "
-            "crop it to compare it with other pictures"
-        )
-    return None
-
-
-def _without_name(path: Path, exc: Exception) -> str:
-    """The reader's messages start with the file's name; reports already name the file."""
-    return str(exc).removeprefix(f"{path.name}: ")
-
-
-def _walk(folder: Path, excluded: list[Path]) -> Iterator[Path]:
-    for root, dirs, files in os.walk(folder):
-        here = Path(root)
-        dirs[:] = sorted(
-            d
-            for d in dirs
-            if not d.startswith(".")
-            and (here / d).resolve() not in excluded
-            and not (here / d / MINED_MARK).is_file()  # an earlier output: copies and contact sheets
-        )
-        for name in sorted(files):
-            if not name.startswith(".") and Path(name).suffix.lower() in IMAGE_SUFFIXES:
-                yield here / name
 
 
 # --- the real encoders --------------------------------------------------------------------------
@@ -351,81 +240,6 @@ def fingerprint(folder: Path, kind: Kind) -> str:
     return digest.hexdigest()
 
 
-# --- the cache ----------------------------------------------------------------------------------
-
-
-def default_cache_dir() -> Path:
-    return Path(os.environ.get("PROBE_HOME", ".probe")) / "embeddings"
-
-
-class EmbeddingCache:
-    """Vectors of one model identity, by image sha256 (see the module docstring for the layout)."""
-
-    def __init__(self, root: Path, identity: str, about: dict[str, Any]):
-        self.dir = Path(root) / identity
-        self.about = about
-        self.vectors: dict[str, np.ndarray] = {}
-        self._pending: dict[str, np.ndarray] = {}
-        self._last_flush = time.monotonic()
-        self._load()
-
-    def __contains__(self, sha256: str) -> bool:
-        return sha256 in self.vectors
-
-    def get(self, sha256: str) -> np.ndarray:
-        return self.vectors[sha256]
-
-    def add(self, sha256: str, vector: np.ndarray) -> None:
-        self.vectors[sha256] = vector
-        self._pending[sha256] = vector
-        if len(self._pending) >= FLUSH_EVERY or time.monotonic() - self._last_flush > FLUSH_SECONDS:
-            self.flush()
-
-    def flush(self) -> None:
-        self._last_flush = time.monotonic()
-        if not self._pending:
-            return
-        self.dir.mkdir(parents=True, exist_ok=True)
-        about = self.dir / "model.json"
-        if not about.exists():
-            _write_atomic(about, (json.dumps(self.about, indent=1) + "\n").encode())
-        _write_part(self.dir, self._pending)
-        self._pending = {}
-        parts = sorted(self.dir.glob("part-*.npz"))
-        if len(parts) > MAX_PARTS:
-            _write_part(self.dir, self.vectors)  # first the merged part, then the old ones go
-            for part in parts:
-                part.unlink(missing_ok=True)
-
-    def _load(self) -> None:
-        for part in sorted(self.dir.glob("part-*.npz")):
-            try:
-                with np.load(part, allow_pickle=False) as data:
-                    hashes, vectors = data["sha256"], data["vectors"]
-            except (OSError, ValueError, KeyError, EOFError):
-                continue  # another process merged it away, or it is not ours: recompute instead
-            for digest, vector in zip(hashes, vectors, strict=True):
-                self.vectors[digest.decode("ascii")] = vector
-
-
-def _write_part(folder: Path, vectors: dict[str, np.ndarray]) -> None:
-    hashes = np.array([h.encode("ascii") for h in vectors], dtype="S64")
-    rows = np.stack(list(vectors.values())).astype(np.float32)
-    name = f"part-{time.time_ns():020d}-{uuid.uuid4().hex[:8]}.npz"
-    temporary = folder / f".{name}.tmp"
-    with temporary.open("wb") as handle:
-        np.savez(handle, sha256=hashes, vectors=rows)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(temporary, folder / name)
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
-    temporary.write_bytes(data)
-    os.replace(temporary, path)
-
-
 # --- embedding files ----------------------------------------------------------------------------
 
 
@@ -470,7 +284,7 @@ def embed_files(
                 try:
                     images[file.sha256] = load_image(file.path)
                 except ImageRejected as exc:
-                    rejected[file.sha256] = Rejected(file.name, _without_name(file.path, exc))
+                    rejected[file.sha256] = Rejected(file.name, without_name(file.path, exc))
             for encoder in encoders:
                 cache = caches[encoder.kind]
                 todo = [f for f in batch if f.sha256 in images and f.sha256 not in cache]

@@ -48,19 +48,8 @@ from PIL import Image
 from probes.files.images import ImageRejected, load_image
 from probes.files.jsonl import problems, read_objects
 from probes.tools import contact_sheet
-from probes.tools.embeddings import (
-    DEFAULT_CLIP,
-    DEFAULT_DINO,
-    MINED_MARK,
-    Encoder,
-    HFEncoder,
-    ImageFile,
-    MiningError,
-    Progress,
-    Rejected,
-    embed_files,
-    scan_folder,
-)
+from probes.tools.embeddings import DEFAULT_CLIP, DEFAULT_DINO, Encoder, HFEncoder, MiningError, Progress, embed_files
+from probes.tools.image_scan import MINED_MARK, ImageFile, Rejected, scan_folder
 from probes.tools.quadruples import Quadruple, SearchResult, find_quadruples
 
 LANGS = ("en", "ja")

@@ -18,7 +18,8 @@ from PIL import Image
 from probes.benchmarks.discribench import DiscriBenchError
 from probes.core.registry import get_benchmark
 from probes.tools import mining
-from probes.tools.embeddings import HFEncoder, MiningError, embed_files, scan_folder
+from probes.tools.embeddings import HFEncoder, MiningError, embed_files
+from probes.tools.image_scan import scan_folder
 from probes.tools.mining import mine
 from probes.tools.quadruples import PAIRS, find_quadruples
 from tests.support.tiny_encoders import (
