@@ -12,10 +12,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from models.registry import create
 from models.types import GenerateConfig
-from probes.cli.commands import select_items
 from probes.core.registry import get_benchmark
+from probes.core.selection import select_items
+from probes.running.answerers import create
 from probes.running.runner import RunPlan, run
 from probes.running.store import Store
 from tests.support.tiny_vlm import build_tiny_llava

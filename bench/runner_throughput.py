@@ -19,14 +19,14 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from models.openai_backend import _to_openai
-from models.registry import create
 from models.types import GenerateConfig, ImagePart
-from probes.analysis.scoring import grade
 from probes.asking.prompting import build_prompt
-from probes.cli.commands import select_items
 from probes.core.registry import get_benchmark
+from probes.core.selection import select_items
 from probes.core.types import Mode, Result, Status
+from probes.reading.correctness import is_correct as grade
 from probes.reading.parsing import parse_item_reply
+from probes.running.answerers import create
 from probes.running.runner import RunPlan, run
 from probes.running.store import Store
 from tests.support.fake_servers import serve_in_subprocess

@@ -13,7 +13,7 @@ from typing import Any
 
 from PIL import Image
 
-from models.base import LoopLocal, redact
+from models.base import Backend, LoopLocal, redact
 from models.types import (
     GenerateConfig,
     ImagePart,
@@ -31,7 +31,7 @@ MAX_SIDE = 8000  # the API's limit per image side
 MAX_SIDE_MANY_IMAGES = 2000  # the API's limit per side when a request holds more than 20 images
 
 
-class AnthropicBackend:
+class AnthropicBackend(Backend):
     def __init__(
         self,
         model_id: str,
@@ -69,12 +69,7 @@ class AnthropicBackend:
     async def release(self) -> None:
         await self._clients.release()
 
-    async def generate(
-        self,
-        messages: Sequence[Message],
-        config: GenerateConfig,
-        answer_space: Sequence[str] | None = None,
-    ) -> Output:
+    async def generate(self, messages: Sequence[Message], config: GenerateConfig) -> Output:
         import anthropic
 
         self.check()

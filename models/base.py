@@ -6,39 +6,46 @@ import asyncio
 import os
 import re
 import weakref
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from typing import Generic, Protocol, TypeVar, runtime_checkable
+from typing import Generic, TypeVar
 
 from models.types import GenerateConfig, Message, Output
 
 
-@runtime_checkable
-class Backend(Protocol):
+class Backend(ABC):
+    """One model behind one provider. Subclasses set `model_id` and `endpoint` and write
+    `generate`; the optional capabilities below have defaults that do nothing, so a caller never
+    needs to ask whether a backend has them."""
+
     model_id: str  # "provider/model", as users type it
     endpoint: str  # where requests go; part of the cache key, never holds a secret
-    default_concurrency: int  # requests in flight at once unless the user says otherwise
+    default_concurrency: int = 4  # requests in flight at once unless the user says otherwise
 
     def check(self) -> None:
         """Raise `Unavailable` (with what to do) if this model cannot run here. Sends nothing."""
+        return None
 
-    async def generate(
-        self,
-        messages: Sequence[Message],
-        config: GenerateConfig,
-        answer_space: Sequence[str] | None = None,
-    ) -> Output:
-        """One reply. `answer_space` lists well-formed answers; only offline baselines use it.
+    def notes(self) -> str:
+        """What to expect of an available model ("weights download on first use"), or ""."""
+        return ""
 
-        Raises `BackendError` (typed) when no reply could be had; never returns placeholder text.
-        """
+    def warm_up(self) -> None:
+        """Blocking preparation before a run (local models load their weights); raises Unavailable."""
+        return None
 
+    def hold(self) -> None:
+        """A run starts using this backend's connections on the running loop."""
+        return None
 
-def warm_up(backend: Backend) -> None:
-    """Blocking preparation before a run (local models load their weights); raises Unavailable.
-    Backends that need none simply do not define `warm_up`."""
-    prepare = getattr(backend, "warm_up", None)
-    if prepare is not None:
-        prepare()
+    async def release(self) -> None:
+        """A run is done with them; the last one out closes them."""
+        return None
+
+    @abstractmethod
+    async def generate(self, messages: Sequence[Message], config: GenerateConfig) -> Output:
+        """One reply. Raises `BackendError` (typed) when no reply could be had; never returns
+        placeholder text."""
 
 
 T = TypeVar("T")
@@ -87,17 +94,3 @@ class LoopLocal(Generic[T]):
         client = self._clients.pop(loop, None)
         if client is not None:
             await client.close()
-
-
-def hold(backend: Backend) -> None:
-    """A run starts using a backend's connections on the running loop."""
-    take = getattr(backend, "hold", None)
-    if take is not None:
-        take()
-
-
-async def release(backend: Backend) -> None:
-    """A run is done with them; the last one out closes them."""
-    give = getattr(backend, "release", None)
-    if give is not None:
-        await give()

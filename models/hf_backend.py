@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from models.base import Backend
 from models.hf_worker import MAX_BATCH, ModelWorker
 from models.types import GenerateConfig, ImagePart, Message, Output, TextPart, Unavailable
 
@@ -27,7 +28,7 @@ _loading_lock = threading.Lock()
 RETRY_LOAD_AFTER = 60.0  # seconds
 
 
-class HFBackend:
+class HFBackend(Backend):
     default_concurrency = MAX_BATCH  # requests in flight: the model's worker batches them
 
     def __init__(self, model_id: str, source: str):
@@ -50,19 +51,14 @@ class HFBackend:
         if not _in_hub_cache(self.source) and os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0"):
             raise Unavailable(f"weights of {self.source} are not in the local cache and HF_HUB_OFFLINE is set")
 
-    def availability_note(self) -> str:
+    def notes(self) -> str:
         if self._is_local():
             return "weights present (local folder)"
         if _in_hub_cache(self.source):
             return "weights present (Hugging Face cache)"
         return "weights download on first use"
 
-    async def generate(
-        self,
-        messages: Sequence[Message],
-        config: GenerateConfig,
-        answer_space: Sequence[str] | None = None,
-    ) -> Output:
+    async def generate(self, messages: Sequence[Message], config: GenerateConfig) -> Output:
         self.check()
         worker = await asyncio.to_thread(self._load)
         settings: dict[str, Any] = {"max_new_tokens": config.max_tokens}

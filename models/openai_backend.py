@@ -11,7 +11,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from models.base import LoopLocal, redact
+from models.base import Backend, LoopLocal, redact
 from models.types import (
     GenerateConfig,
     ImagePart,
@@ -26,7 +26,7 @@ from models.types import (
 OPENAI_DEFAULT_URL = "https://api.openai.com/v1"
 
 
-class OpenAIBackend:
+class OpenAIBackend(Backend):
     def __init__(
         self,
         model_id: str,
@@ -73,12 +73,7 @@ class OpenAIBackend:
     async def release(self) -> None:
         await self._clients.release()
 
-    async def generate(
-        self,
-        messages: Sequence[Message],
-        config: GenerateConfig,
-        answer_space: Sequence[str] | None = None,
-    ) -> Output:
+    async def generate(self, messages: Sequence[Message], config: GenerateConfig) -> Output:
         import openai
 
         self.check()

@@ -1,35 +1,93 @@
-"""`provider/model` ids to backends. SDKs and torch are imported lazily, inside the backends."""
+"""Providers, each declared once, and `provider/model` ids -> backends.
+
+A `Provider` names itself, the environment variable holding its server key, whether its
+requests cost the operator (so budgets count them), the models it shows before anyone
+configures anything, and a factory. The command line's `models`, the catalogue and the
+playground's key boxes all read these declarations: a new provider is one module under
+`models/` plus one `declare(...)` here. SDKs and torch are imported lazily, inside the factories.
+"""
 
 from __future__ import annotations
 
 import os
-import threading
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from models.base import Backend
-from models.types import BackendError, Unavailable
+from models.types import BackendError
 
-BUILTIN_PROVIDERS = ("openai", "anthropic", "hf", "baseline")
-
-# Shown by `models` even before anyone configures anything, so people see what they could run.
-CATALOGUE = (
-    "openai/gpt-4o",
-    "openai/gpt-4o-mini",
-    "openai/gpt-4.1",
-    "anthropic/claude-sonnet-4-5",
-    "anthropic/claude-haiku-4-5",
-    "hf/HuggingFaceTB/SmolVLM-256M-Instruct",
-    "hf/HuggingFaceTB/SmolVLM-500M-Instruct",
-    "hf/HuggingFaceTB/SmolVLM2-2.2B-Instruct",
-    "hf/Qwen/Qwen2.5-VL-3B-Instruct",
-    "baseline/chance",
-    "baseline/pixels",
-)
+# A factory builds the backend of one model: (model id, model name, a visitor's own key or None).
+Factory = Callable[[str, str, str | None], Backend]
 
 
-class ModelIdError(BackendError, ValueError):
+@dataclass(frozen=True)
+class Provider:
+    name: str  # the id prefix: "openai" in "openai/gpt-4o"
+    title: str  # shown beside its key box: "OpenAI"
+    factory: Factory
+    key_variable: str | None = None  # the server's key; a visitor may paste their own instead
+    paid: bool = False  # requests cost the operator: budgets count them
+    catalogue: tuple[str, ...] = ()  # model ids listed before anyone configures anything
+
+
+PROVIDERS: dict[str, Provider] = {}
+
+
+def declare(provider: Provider) -> Provider:
+    PROVIDERS[provider.name] = provider
+    return provider
+
+
+def _openai(model_id: str, model: str, api_key: str | None) -> Backend:
+    from models.openai_backend import OpenAIBackend
+
+    return OpenAIBackend(model_id, model, api_key=api_key)
+
+
+def _anthropic(model_id: str, model: str, api_key: str | None) -> Backend:
+    from models.anthropic_backend import AnthropicBackend
+
+    return AnthropicBackend(model_id, model, api_key=api_key)
+
+
+def _hf(model_id: str, model: str, api_key: str | None) -> Backend:
+    from models.hf_backend import HFBackend
+
+    return HFBackend(model_id, model)
+
+
+declare(
+    Provider(
+        "openai", "OpenAI", _openai, "OPENAI_API_KEY", paid=True,
+        catalogue=("openai/gpt-4o", "openai/gpt-4o-mini", "openai/gpt-4.1"),
+    )
+)  # fmt: skip
+declare(
+    Provider(
+        "anthropic", "Anthropic", _anthropic, "ANTHROPIC_API_KEY", paid=True,
+        catalogue=("anthropic/claude-sonnet-4-5", "anthropic/claude-haiku-4-5"),
+    )
+)  # fmt: skip
+declare(
+    Provider(
+        "hf", "Hugging Face (local)", _hf,
+        catalogue=(
+            "hf/HuggingFaceTB/SmolVLM-256M-Instruct",
+            "hf/HuggingFaceTB/SmolVLM-500M-Instruct",
+            "hf/HuggingFaceTB/SmolVLM2-2.2B-Instruct",
+            "hf/Qwen/Qwen2.5-VL-3B-Instruct",
+        ),
+    )
+)  # fmt: skip
+# Providers declared elsewhere: the baselines need the item and so live in probes/.
+ELSEWHERE = ("baseline",)
+# Names that a models file may not give an endpoint: those, and people (`human/<name>`).
+RESERVED_NAMES = (*ELSEWHERE, "human")
+
+
+class ModelIdError(BackendError):
     """The id names no provider we know, or no model."""
 
 
@@ -79,7 +137,7 @@ def load_endpoints(path: str | os.PathLike | None = None) -> tuple[Endpoint, ...
         name, base_url, models = table.get("name"), table.get("base_url"), table.get("models")
         if not isinstance(name, str) or not name or "/" in name:
             raise ModelIdError(f"{where}: `name` must be a non-empty string without '/'")
-        if name in BUILTIN_PROVIDERS:
+        if name in PROVIDERS or name in RESERVED_NAMES:
             raise ModelIdError(f"{where}: name {name!r} is taken by a built-in provider")
         if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
             raise ModelIdError(f"{where}: `base_url` must be an http(s) URL")
@@ -95,67 +153,53 @@ def load_endpoints(path: str | os.PathLike | None = None) -> tuple[Endpoint, ...
     return tuple(endpoints)
 
 
-def create(model_id: str, endpoints: tuple[Endpoint, ...] = (), api_key: str | None = None) -> Backend:
-    """A new backend for `model_id`. `api_key` is a visitor's own key, used for this backend only."""
+def endpoint_provider(endpoint: Endpoint) -> Provider:
+    """A named OpenAI-compatible server as a provider: its requests use the operator's server
+    (and key, if it needs one), so budgets count them."""
+
+    def factory(model_id: str, model: str, api_key: str | None) -> Backend:
+        from models.openai_backend import OpenAIBackend
+
+        return OpenAIBackend(
+            model_id,
+            model,
+            base_url=endpoint.base_url,
+            api_key_env=endpoint.api_key_env,
+            api_key=api_key,
+            official_api=False,
+            default_concurrency=endpoint.concurrency,
+        )
+
+    catalogue = tuple(f"{endpoint.name}/{m}" for m in endpoint.models)
+    return Provider(endpoint.name, endpoint.name, factory, endpoint.api_key_env, paid=True, catalogue=catalogue)
+
+
+def providers(endpoints: tuple[Endpoint, ...] = ()) -> dict[str, Provider]:
+    """Every provider a model id may name here: the declared ones and the models file's servers."""
+    return {**PROVIDERS, **{e.name: endpoint_provider(e) for e in endpoints}}
+
+
+def provider_of(model_id: str, endpoints: tuple[Endpoint, ...] = ()) -> Provider:
     provider, _, model = model_id.partition("/")
     if not model:
         raise ModelIdError(f"{model_id!r} is not a model id: write provider/model, e.g. openai/gpt-4o")
-    if provider == "openai":
-        from models.openai_backend import OpenAIBackend
-
-        return OpenAIBackend(model_id, model, api_key=api_key)
-    if provider == "anthropic":
-        from models.anthropic_backend import AnthropicBackend
-
-        return AnthropicBackend(model_id, model, api_key=api_key)
-    if provider == "hf":
-        from models.hf_backend import HFBackend
-
-        return HFBackend(model_id, model)
-    if provider == "baseline":
-        from probes.baselines.chance import ChanceBackend
-
-        if model == "chance":
-            return ChanceBackend()
-        if model == "pixels":
-            from probes.baselines.pixels import PixelsBackend
-
-            return PixelsBackend()
-        raise ModelIdError(f"unknown baseline {model!r}: known baselines are baseline/chance, baseline/pixels")
-    for endpoint in endpoints:
-        if endpoint.name == provider:
-            from models.openai_backend import OpenAIBackend
-
-            return OpenAIBackend(
-                model_id,
-                model,
-                base_url=endpoint.base_url,
-                api_key_env=endpoint.api_key_env,
-                api_key=api_key,
-                official_api=False,
-                default_concurrency=endpoint.concurrency,
-            )
-    names = ", ".join([*BUILTIN_PROVIDERS, *(e.name for e in endpoints)])
-    raise ModelIdError(f"unknown provider {provider!r} in {model_id!r}: known providers are {names}")
+    known = providers(endpoints)
+    if provider not in known:
+        raise ModelIdError(
+            f"unknown provider {provider!r} in {model_id!r}: known providers are {', '.join([*known, *ELSEWHERE])}"
+        )
+    return known[provider]
 
 
-_shared: dict[tuple[str, tuple[Endpoint, ...]], Backend] = {}
-_shared_lock = threading.Lock()
-
-
-def resolve(model_id: str, endpoints: tuple[Endpoint, ...] = ()) -> Backend:
-    """The process-wide backend for `model_id` (server keys only), created on first use."""
-    with _shared_lock:
-        key = (model_id, endpoints)
-        if key not in _shared:
-            _shared[key] = create(model_id, endpoints)
-        return _shared[key]
+def create(model_id: str, endpoints: tuple[Endpoint, ...] = (), api_key: str | None = None) -> Backend:
+    """A new backend for `model_id`. `api_key` is a visitor's own key, used for this backend only."""
+    provider = provider_of(model_id, endpoints)
+    return provider.factory(model_id, model_id.partition("/")[2], api_key)
 
 
 def catalogue(endpoints: tuple[Endpoint, ...] = ()) -> list[ModelInfo]:
     """Every model we can name here, available or not, with the reason. Sends nothing."""
-    ids = list(CATALOGUE)
-    ids += [f"{e.name}/{m}" for e in endpoints for m in e.models]
+    ids = [model_id for provider in providers(endpoints).values() for model_id in provider.catalogue]
     return [describe(model_id, endpoints) for model_id in ids]
 
 
@@ -163,9 +207,6 @@ def describe(model_id: str, endpoints: tuple[Endpoint, ...] = ()) -> ModelInfo:
     try:
         backend = create(model_id, endpoints)
         backend.check()
-    except Unavailable as exc:
+    except BackendError as exc:  # Unavailable among them
         return ModelInfo(model_id, False, str(exc))
-    except BackendError as exc:
-        return ModelInfo(model_id, False, str(exc))
-    note = getattr(backend, "availability_note", lambda: "")()
-    return ModelInfo(model_id, True, note)
+    return ModelInfo(model_id, True, backend.notes())

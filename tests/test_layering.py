@@ -1,12 +1,17 @@
-"""DESIGN.md's one-way imports: app/ui -> probes -> models. Checked on the source, and on what
-actually gets imported."""
+"""DESIGN.md's one-way imports: app/ui -> probes -> models, and no import loop between any two
+modules, counting imports inside functions. Checked on the source, and on what actually gets
+imported."""
+
+from __future__ import annotations
 
 import ast
 import subprocess
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+PACKAGES = ("app", "ui", "probes", "models")
 
 
 def imported_top_level_names(package: str) -> dict[str, set[str]]:
@@ -22,6 +27,83 @@ def imported_top_level_names(package: str) -> dict[str, set[str]]:
     return found
 
 
+def module_name(path: Path, root: Path) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def import_graph(root: Path, packages: Iterable[str]) -> dict[str, set[str]]:
+    """Module -> the modules it imports (anywhere in the file: top level, functions, methods),
+    among the modules under `root` in `packages`. `from a.b import c` points at a.b.c when c is
+    a module, else at a.b."""
+    files = [p for package in packages for p in ([root / f"{package}.py"] + sorted((root / package).rglob("*.py")))]
+    modules = {module_name(p, root): p for p in files if p.is_file()}
+    graph: dict[str, set[str]] = {name: set() for name in modules}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    anchor = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                    base = ".".join([*anchor, base] if base else anchor)
+                targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names]
+            graph[name] |= {t for t in targets if t in modules and t != name}
+    return graph
+
+
+def import_loops(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Groups of modules that import each other, directly or around a loop (Tarjan's strongly
+    connected components of more than one module)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    loops: list[list[str]] = []
+
+    def visit(start: str) -> None:
+        # Iterative depth-first search: the graph is deep enough to make recursion a risk.
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    loops.append(sorted(component))
+
+    for module in sorted(graph):
+        if module not in index:
+            visit(module)
+    return loops
+
+
 def test_models_never_import_probes_ui_or_gradio():
     for path, names in imported_top_level_names("models").items():
         assert not names & {"probes", "ui", "gradio", "app"}, path
@@ -30,6 +112,25 @@ def test_models_never_import_probes_ui_or_gradio():
 def test_probes_never_import_ui_or_gradio():
     for path, names in imported_top_level_names("probes").items():
         assert not names & {"ui", "gradio", "app"}, path
+
+
+def test_no_two_modules_import_each_other_anywhere():
+    loops = import_loops(import_graph(REPO, PACKAGES))
+    assert loops == [], "import loops: " + "; ".join(" <-> ".join(loop) for loop in loops)
+
+
+def test_the_loop_finder_sees_a_loop_made_by_an_import_inside_a_function(tmp_path):
+    package = tmp_path / "pkg"
+    (package / "sub").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "sub" / "__init__.py").write_text("")
+    (package / "a.py").write_text("from pkg.b import helper\n")
+    (package / "b.py").write_text("def helper():\n    from pkg.sub import c\n    return c\n")
+    (package / "sub" / "c.py").write_text("class C:\n    def method(self):\n        from ..a import helper\n")
+    (package / "d.py").write_text("import pkg.a\n")  # imports into the loop, is not part of it
+    assert import_loops(import_graph(tmp_path, ["pkg"])) == [["pkg.a", "pkg.b", "pkg.sub.c"]]
+    (package / "sub" / "c.py").write_text("class C:\n    pass\n")
+    assert import_loops(import_graph(tmp_path, ["pkg"])) == []
 
 
 def test_listing_benchmarks_and_models_does_not_load_torch_or_sdks():

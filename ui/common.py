@@ -1,25 +1,42 @@
-"""What every tab shares: the results store, the model list, backends with a visitor's own keys,
-the per-session request budget, and safe formatting of model output."""
+"""What every tab shares: the results store, the model list, backends with a visitor's own keys
+(one password box per provider that takes a key, from the providers' declarations), the
+per-session request budget, how errors reach a visitor, and safe formatting of model output."""
 
 from __future__ import annotations
 
 import functools
 import html
+import logging
 import os
 import tempfile
 import threading
 from collections.abc import Sequence
 from pathlib import Path
 
+import gradio as gr
+
 from models import registry
 from models.base import Backend
 from models.types import BackendError, ImagePart
+from probes.core.errors import LimitExceeded, ProbeError
 from probes.core.types import Result, Status
+from probes.running import answerers
 from probes.running.store import Store
 
-# Providers whose requests cost money on the server's keys (and so count against the budget).
-PAID_PROVIDERS = ("openai", "anthropic")
-KEY_VARIABLES = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+log = logging.getLogger("ui")
+
+# What a visitor can fix; anything else is a bug, logged here and shown as a generic message.
+USER_ERRORS = (ProbeError, BackendError)
+INTERNAL_ERROR = "something went wrong on our side (the details are in the server's log); please try again"
+
+
+def user_message(exc: BaseException) -> str:
+    """The message a visitor sees for `exc`: its own text when it is a mistake they can fix,
+    a generic one (with the traceback in the server's log) when it is a bug."""
+    if isinstance(exc, USER_ERRORS):
+        return str(exc)
+    log.error("internal error in a handler", exc_info=exc)
+    return INTERNAL_ERROR
 
 
 @functools.cache
@@ -36,16 +53,35 @@ def endpoints() -> tuple[registry.Endpoint, ...]:
 def model_choices() -> list[tuple[str, str]]:
     """(label, id) for every model we can name, unavailable ones with their reason."""
     choices = []
-    for info in registry.catalogue(endpoints()):
+    for info in answerers.catalogue(endpoints()):
         label = info.id if info.available else f"{info.id} (unavailable: {info.reason})"
         choices.append((label, info.id))
     return choices
 
 
-def session_keys(openai_key: str | None, anthropic_key: str | None) -> dict[str, str]:
-    """A visitor's own keys, from password boxes: held only for the request that carries them."""
-    keys = {"openai": (openai_key or "").strip(), "anthropic": (anthropic_key or "").strip()}
-    return {provider: key for provider, key in keys.items() if key}
+def key_providers() -> list[registry.Provider]:
+    """Declared providers whose requests take a key: each gets a password box."""
+    return [provider for provider in registry.PROVIDERS.values() if provider.key_variable]
+
+
+def key_boxes(prefix: str) -> list[gr.Textbox]:
+    """One password box per key provider, in declaration order (`session_keys` reads them so)."""
+    return [
+        gr.Textbox(
+            type="password",
+            label=f"{provider.title} key",
+            info=f"instead of the server's {provider.key_variable}",
+            elem_id=f"{prefix}-{provider.name}-key",
+        )
+        for provider in key_providers()
+    ]
+
+
+def session_keys(*typed: str | None) -> dict[str, str]:
+    """A visitor's own keys, from the password boxes of `key_boxes` (same order): held only for
+    the request that carries them."""
+    names = [provider.name for provider in key_providers()]
+    return {name: key.strip() for name, key in zip(names, typed, strict=False) if key and key.strip()}
 
 
 def backend_for(model_id: str, keys: dict[str, str]) -> Backend:
@@ -53,16 +89,15 @@ def backend_for(model_id: str, keys: dict[str, str]) -> Backend:
     (a new backend, never shared), else the process-wide one on the server's keys."""
     provider = model_id.partition("/")[0]
     if provider in keys:
-        return registry.create(model_id, endpoints(), api_key=keys[provider])
-    return registry.resolve(model_id, endpoints())
+        return answerers.create(model_id, endpoints(), api_key=keys[provider])
+    return answerers.resolve(model_id, endpoints())
 
 
 def paid_by_server(model_id: str, keys: dict[str, str]) -> bool:
-    provider = model_id.partition("/")[0]
-    return provider in PAID_PROVIDERS and provider not in keys
+    return answerers.paid_by_server(model_id, endpoints(), frozenset(keys))
 
 
-class BudgetExceeded(BackendError):
+class BudgetExceeded(LimitExceeded):
     pass
 
 

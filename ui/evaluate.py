@@ -6,23 +6,20 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from typing import Any
 
 import gradio as gr
 import pandas as pd
 
-from models.types import BackendError
 from probes.analysis.scoring import aggregate
-from probes.core.registry import BenchmarkError, benchmark_ids
-from probes.running.runner import RunError
-from ui.common import BUDGET, escape, model_choices, session_keys
+from probes.core.registry import benchmark_ids
+from ui.common import BUDGET, escape, key_boxes, model_choices, session_keys, user_message
 from ui.evaluate_runs import (
     MODES,
     PERTURBATIONS,
-    Config,
-    EvalInputError,
+    EvalConfig,
     EvalRun,
-    Gate,
     build_plans,
     make_config,
     server_paid_requests,
@@ -31,7 +28,6 @@ from ui.evaluate_runs import (
 SUMMARY_HEADERS = ["benchmark", "model", "mode", "perturbation", "n", "accuracy %", "95% CI", "unparsed", "refused",
                    "errors", "mean latency s"]  # fmt: skip
 SCOREBOARD_HINT = "Open the **Scoreboard** tab for charts, per-group breakdowns and the papers' reference rows."
-INPUT_ERRORS = (EvalInputError, BenchmarkError, BackendError, RunError, ValueError)
 
 # Each session's latest run, so Cancel (a separate event) can reach it. One per session: a new
 # run replaces the old entry, and a run's own handler removes it once it has shown the end.
@@ -76,8 +72,7 @@ def build_evaluate() -> dict[str, Any]:
             perturbations = gr.CheckboxGroup(list(PERTURBATIONS), value=["none"], label="Perturbations",
                                              elem_id="eval-perturbations")  # fmt: skip
             with gr.Accordion("API keys (used for this session only, never stored)", open=False):
-                openai_key = gr.Textbox(type="password", label="OpenAI key", elem_id="eval-openai-key")
-                anthropic_key = gr.Textbox(type="password", label="Anthropic key", elem_id="eval-anthropic-key")
+                keys = key_boxes("eval")
     with gr.Row():
         start = gr.Button("Start", variant="primary", elem_id="eval-start")
         cancel = gr.Button("Cancel", variant="stop", elem_id="eval-cancel")
@@ -89,9 +84,9 @@ def build_evaluate() -> dict[str, Any]:
     form = [benchmarks, data, params, models, modes, perturbations, limit, seed, concurrency]
     outputs = [status, summary, config]
     # API-bound runs overlap across sessions; local models serialise themselves behind their lock.
-    started = start.click(run_eval, [*form, openai_key, anthropic_key], outputs, api_name="run_eval",
+    started = start.click(run_eval, [*form, *keys], outputs, api_name="run_eval",
                           concurrency_limit=4, concurrency_id="eval-run", show_progress_on=[summary])  # fmt: skip
-    resumed = resume.click(resume_eval, [config, openai_key, anthropic_key], outputs, api_name="resume_eval",
+    resumed = resume.click(resume_eval, [config, *keys], outputs, api_name="resume_eval",
                            concurrency_limit=4, concurrency_id="eval-run", show_progress_on=[summary])  # fmt: skip
     # Off the queue: Cancel must not wait behind other sessions' events.
     cancel.click(stop_eval, None, [status, summary], cancels=[started, resumed], api_name="cancel_eval", queue=False)
@@ -99,36 +94,35 @@ def build_evaluate() -> dict[str, Any]:
 
 
 async def run_eval(
-    benchmarks: list[str] | None,
-    data: str,
-    params: str,
-    models: list[str] | None,
-    modes: list[str] | None,
-    perturbations: list[str] | None,
-    limit: float | None,
-    seed: float | None,
-    concurrency: float | None,
-    openai_key: str,
-    anthropic_key: str,
     request: gr.Request,
     progress: gr.Progress = gr.Progress(),  # noqa: B008 - Gradio's way of asking for a progress bar
+    benchmarks: list[str] | None = None,
+    data: str = "",
+    params: str = "",
+    models: list[str] | None = None,
+    modes: list[str] | None = None,
+    perturbations: list[str] | None = None,
+    limit: float | None = None,
+    seed: float | None = None,
+    concurrency: float | None = None,
+    *typed_keys: str,
 ) -> AsyncIterator[tuple]:
-    """Start a run with the form's settings; yields (status, summary, configuration) as results arrive."""
+    """Start a run with the form's settings; yields (status, summary, configuration) as results
+    arrive. `typed_keys` are the visitor's key boxes (`ui.common.key_boxes`)."""
     try:
         config = make_config(benchmarks, data, params, models, modes, perturbations, limit, seed, concurrency)
-    except INPUT_ERRORS as exc:
-        yield f"⚠ {escape(str(exc))}", gr.update(), gr.update()
+    except Exception as exc:  # noqa: BLE001 - user_message logs what is not the visitor's mistake
+        yield f"⚠ {escape(user_message(exc))}", gr.update(), gr.update()
         return
-    async for frame in _execute(config, session_keys(openai_key, anthropic_key), request, progress):
+    async for frame in _execute(config, session_keys(*typed_keys), request, progress):
         yield frame
 
 
 async def resume_eval(
-    config: Config | None,
-    openai_key: str,
-    anthropic_key: str,
     request: gr.Request,
     progress: gr.Progress = gr.Progress(),  # noqa: B008
+    config: EvalConfig | None = None,
+    *typed_keys: str,
 ) -> AsyncIterator[tuple]:
     """The last configuration again: finished items come from the store's cache, not the model."""
     if not config:
@@ -138,7 +132,7 @@ async def resume_eval(
             gr.update(),
         )
         return
-    async for frame in _execute(config, session_keys(openai_key, anthropic_key), request, progress):
+    async for frame in _execute(config, session_keys(*typed_keys), request, progress):
         yield frame
 
 
@@ -154,23 +148,24 @@ async def stop_eval(request: gr.Request) -> tuple:
     return status_text(current), summary_table(current)
 
 
-async def _execute(config: Config, keys: dict[str, str], request: gr.Request, progress: gr.Progress) -> AsyncIterator:
+async def _execute(
+    config: EvalConfig, keys: dict[str, str], request: gr.Request, progress: gr.Progress
+) -> AsyncIterator:
     session = request.session_hash or "anonymous"
     previous = ACTIVE.get(session)
     if previous is not None and not previous.finished.is_set():
         yield "⚠ a run is already going in this session: **Cancel** it or wait for it", gr.update(), gr.update()
         return
-    gate = Gate()
     try:
         # Building benchmarks and checking every plan reads files: off the event loop.
-        plans = await asyncio.to_thread(build_plans, config, keys, gate)
-        owed = server_paid_requests(plans, keys, config["charged"])
+        plans = await asyncio.to_thread(build_plans, config, keys)
+        owed = server_paid_requests(plans, keys, config.charged)
         BUDGET.take(session, sum(owed.values()))
-    except INPUT_ERRORS as exc:
-        yield f"⚠ {escape(str(exc))}", gr.update(), gr.update()
+    except Exception as exc:  # noqa: BLE001 - user_message logs what is not the visitor's mistake
+        yield f"⚠ {escape(user_message(exc))}", gr.update(), gr.update()
         return
-    config = {**config, "charged": [*config["charged"], *owed]}
-    current = EvalRun(plans, gate)
+    config = replace(config, charged=(*config.charged, *owed))
+    current = EvalRun(plans)
     ACTIVE[session] = current
     current.start()
     progress((0, current.progress.total), desc=current.current_label(), unit="results")

@@ -1,32 +1,29 @@
-"""The Evaluate tab's machinery: a run's configuration as a small dict (fit for gr.State), checked
-and expanded into runner plans, and the run itself with a gate that lets Cancel stop cleanly.
+"""The Evaluate tab's machinery: a run's configuration (`EvalConfig`, fit for gr.State), checked
+and expanded into runner plans, and the run itself, which Cancel stops through the runner's own
+`Stop`.
 
-Cancel stops *sending*: requests already in flight are let finish and their results saved, the
-next ones wait at the gate, and only then is the runner cancelled. So a paid reply is never
-thrown away, and Resume (the same configuration again, answered from the store's cache where
-possible) asks each item exactly once.
+Cancel stops *sending*: requests already in flight get DRAIN_LIMIT seconds to come back and be
+saved; only then are they abandoned. So a paid reply is never thrown away, and Resume (the same
+configuration again, answered from the store's cache where possible) asks each item exactly once.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import re
 from collections import Counter
 from collections.abc import AsyncIterator, Sequence
-from typing import Any
+from dataclasses import dataclass, field
 
-from models.base import Backend
-from models.types import BackendError, GenerateConfig, Message, Output, Unavailable
+from models.types import GenerateConfig, Unavailable
 from probes.asking import perturb
-from probes.core.registry import BenchmarkError
+from probes.core.errors import UsageError
+from probes.core.params import parse_params
 from probes.core.selection import select_items
-from probes.core.types import Mode, Result, Status
-from probes.running.runner import Progress, RunError, RunPlan, preflight, run
-from ui.common import backend_for, paid_by_server, store
+from probes.core.types import Mode, Result
+from probes.running.runner import Progress, RunPlan, Stop, preflight, run
+from ui.common import backend_for, paid_by_server, store, user_message
 from ui.items import benchmark_of
-
-Config = dict[str, Any]
 
 MODES = ("0-shot", "4-shot", "0-shot+CoT", "4-shot+CoT")
 PERTURBATIONS = (*perturb.FIXED, "rotate-options-1")
@@ -38,29 +35,27 @@ REDRAW_EVERY = 0.25
 log = logging.getLogger(__name__)
 
 
-class EvalInputError(ValueError):
+class EvalInputError(UsageError):
     """Something in the form cannot run as asked; the message says what to change."""
 
 
+@dataclass(frozen=True)
+class EvalConfig:
+    """One evaluation as the form set it up: run again by Resume."""
+
+    benchmarks: tuple[str, ...]
+    models: tuple[str, ...]
+    modes: tuple[str, ...]
+    perturbations: tuple[str, ...]
+    data: str | None = None
+    params: dict[str, list[str]] = field(default_factory=dict)
+    limit: int | None = None  # items per benchmark; None: all
+    seed: int = 0
+    concurrency: int | None = None  # per model; None: each provider's default
+    charged: tuple[str, ...] = ()  # models whose requests this configuration already paid for on server keys
+
+
 # --- configuration ------------------------------------------------------------------------
-
-
-def parse_sweep(text: str | None) -> dict[str, list[str]]:
-    """`gap=-0.1,0,0.1 canvas=384` -> {"gap": ["-0.1", "0", "0.1"], "canvas": ["384"]}.
-
-    Pairs are separated by spaces or semicolons; commas separate a sweep's values (spaces
-    around them are allowed: `gap=0.1, 0.2`)."""
-    text = re.sub(r"\s*,\s*", ",", (text or "").strip())
-    params: dict[str, list[str]] = {}
-    for token in re.split(r"[\s;]+", text):
-        if not token:
-            continue
-        name, sep, values = token.partition("=")
-        listed = [v for v in values.split(",") if v]
-        if not sep or not name or not listed:
-            raise EvalInputError(f"parameter {token!r}: write NAME=VALUE or NAME=V1,V2,... e.g. gap=-0.1,0,0.1")
-        params[name] = listed
-    return params
 
 
 def _whole(value: float | None, what: str) -> int | None:
@@ -81,7 +76,7 @@ def make_config(
     limit: float | None,
     seed: float | None,
     concurrency: float | None,
-) -> Config:
+) -> EvalConfig:
     """The form's values, checked for what can be checked without building anything."""
     chosen_benchmarks = list(dict.fromkeys(b.strip() for b in benchmarks or [] if b and b.strip()))
     chosen_models = list(dict.fromkeys(m.strip() for m in models or [] if m and m.strip()))
@@ -104,96 +99,46 @@ def make_config(
     width = _whole(concurrency, "concurrency") or None
     if width is not None and width < 1:
         raise EvalInputError("concurrency must be at least 1 (leave it empty for each provider's default)")
-    return {
-        "benchmarks": chosen_benchmarks,
-        "data": (data or "").strip() or None,
-        "params": parse_sweep(params_text),
-        "models": chosen_models,
-        "modes": [m for m in MODES if m in modes] + [m for m in modes if m not in MODES],
-        "perturbations": list(dict.fromkeys(perturbations)),
-        "limit": items,
-        "seed": _whole(seed, "seed") or 0,
-        "concurrency": width,
-        "charged": [],  # models whose requests this configuration already paid for on server keys
-    }
+    try:
+        params = parse_params(params_text)
+    except UsageError as exc:
+        raise EvalInputError(str(exc)) from None
+    return EvalConfig(
+        benchmarks=tuple(chosen_benchmarks),
+        models=tuple(chosen_models),
+        modes=tuple([m for m in MODES if m in modes] + [m for m in modes if m not in MODES]),
+        perturbations=tuple(dict.fromkeys(perturbations)),
+        data=(data or "").strip() or None,
+        params=params,
+        limit=items,
+        seed=_whole(seed, "seed") or 0,
+        concurrency=width,
+    )
 
 
 # --- plans ----------------------------------------------------------------------------------
 
 
-class Gate:
-    """Shared by a run's backends: once closed, a request about to be sent waits forever (until
-    the run is cancelled) instead of going out."""
-
-    def __init__(self) -> None:
-        self.closed = False
-        self.waiting: Counter[str] = Counter()
-        self.on_wait: Any = None  # called whenever a request starts waiting
-
-    async def hold(self, model_id: str) -> None:
-        self.waiting[model_id] += 1
-        if self.on_wait:
-            self.on_wait()
-        try:
-            await asyncio.get_running_loop().create_future()
-        finally:
-            self.waiting[model_id] -= 1
-
-
-class GatedBackend:
-    """A backend that asks its gate before each request; everything else is the backend's own
-    (id, endpoint and so the cache keys, checks, warm-up, connections)."""
-
-    def __init__(self, inner: Backend, gate: Gate):
-        self.inner = inner
-        self.gate = gate
-
-    @property
-    def model_id(self) -> str:
-        return self.inner.model_id
-
-    @property
-    def endpoint(self) -> str:
-        return self.inner.endpoint
-
-    @property
-    def default_concurrency(self) -> int:
-        return self.inner.default_concurrency
-
-    def check(self) -> None:
-        self.inner.check()
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
-
-    async def generate(
-        self, messages: Sequence[Message], config: GenerateConfig, answer_space: Sequence[str] | None = None
-    ) -> Output:
-        if self.gate.closed:
-            await self.gate.hold(self.model_id)
-        return await self.inner.generate(messages, config, answer_space)
-
-
-def build_plans(config: Config, keys: dict[str, str], gate: Gate) -> list[RunPlan]:
+def build_plans(config: EvalConfig, keys: dict[str, str]) -> list[RunPlan]:
     """One runner plan per (benchmark, mode, perturbation), every model in each; everything that
     can be known wrong is raised here, before anything is sent."""
     backends = []
-    for model_id in config["models"]:
+    for model_id in config.models:
         backend = backend_for(model_id, keys)
         try:
             backend.check()
         except Unavailable as exc:
             raise Unavailable(f"{model_id} is unavailable: {exc}") from None
-        backends.append(GatedBackend(backend, gate))
+        backends.append(backend)
     plans = []
-    for benchmark_id in config["benchmarks"]:
-        benchmark = benchmark_of(benchmark_id, config["data"], config["params"])
-        items = select_items(benchmark.items(), config["limit"], config["seed"])
-        for label in config["modes"]:
+    for benchmark_id in config.benchmarks:
+        benchmark = benchmark_of(benchmark_id, config.data, config.params)
+        items = select_items(benchmark.items(), config.limit, config.seed)
+        for label in config.modes:
             mode = Mode.parse(label)
-            generation = GenerateConfig(max_tokens=2048 if mode.cot else 512, seed=config["seed"])
-            for perturbation in config["perturbations"]:
-                plan = RunPlan(benchmark, items, backends, mode, perturbation, generation, config["concurrency"])
+            generation = GenerateConfig(max_tokens=mode.max_tokens, seed=config.seed)
+            for perturbation in config.perturbations:
+                plan = RunPlan(benchmark, items, backends, mode, perturbation, generation, config.concurrency)
                 preflight(plan)
                 plans.append(plan)
     return plans
@@ -214,29 +159,22 @@ def server_paid_requests(plans: Sequence[RunPlan], keys: dict[str, str], already
 
 
 class EvalRun:
-    """One session's run: plans asked one after another, progress over all of them, results as
-    they arrive, and Cancel through the gate."""
+    """One session's run: plans asked one after another, progress over all of them (the
+    runner's own `Progress`), results as they arrive, and Cancel through the runner's `Stop`."""
 
-    def __init__(self, plans: list[RunPlan], gate: Gate):
+    def __init__(self, plans: list[RunPlan]):
         self.plans = plans
-        self.gate = gate
-        gate.on_wait = self._cancel_if_drained
-        self.per_model: dict[str, list[int]] = {}  # model -> [done, total]
+        self.totals: Counter[str] = Counter()  # model -> results it will give
         for plan in plans:
             for backend in plan.models:
-                self.per_model.setdefault(backend.model_id, [0, 0])[1] += len(plan.items)
-        self.progress = Progress(total=sum(total for _, total in self.per_model.values()))
+                self.totals[backend.model_id] += len(plan.items)
+        self.progress = Progress(total=sum(self.totals.values()))
         self.results: list[Result] = []
-        self.scored = 0
-        self.score_sum = 0.0
-        self.first_error: str | None = None
         self.failure: str | None = None
         self.current = 0
-        self.stopping = False
+        self.stop_signal = Stop()
         self.finished = asyncio.Event()
         self._signals: asyncio.Queue[bool] = asyncio.Queue()
-        self._remaining: dict[str, int] = {}
-        self._width: dict[str, int] = {}
         self._task: asyncio.Task | None = None
 
     # -- lifecycle --
@@ -247,30 +185,23 @@ class EvalRun:
     async def _run_all(self) -> None:
         try:
             for index, plan in enumerate(self.plans):
-                if self.stopping:
+                if self.stop_signal.requested:
                     break
                 self.current = index
-                self._remaining = {b.model_id: len(plan.items) for b in plan.models}
-                # The runner's own rule for workers per model: all of them waiting means drained.
-                self._width = {b.model_id: max(1, plan.concurrency or b.default_concurrency) for b in plan.models}
-                await run(plan, store(), self._on_result)
-        except (BackendError, RunError, BenchmarkError, ValueError) as exc:
-            self.failure = str(exc)
-        except Exception as exc:  # a handler must end with a message, never a traceback
-            log.exception("evaluation run failed")
-            self.failure = f"unexpected {type(exc).__name__}: {exc}"
+                await run(plan, store(), self._on_result, self.stop_signal, self.progress)
+        except Exception as exc:  # noqa: BLE001 - a handler must end with a message, never a traceback
+            self.failure = user_message(exc)
         finally:
             self.finished.set()
             self._signals.put_nowait(False)
 
+    @property
+    def stopping(self) -> bool:
+        return self.stop_signal.requested
+
     def stop(self) -> None:
-        """Send nothing more; cancel the runner once the requests in flight have been saved."""
-        if self.stopping or self._task is None:
-            return
-        self.stopping = True
-        self.gate.closed = True
-        self._cancel_if_drained()
-        asyncio.get_running_loop().call_later(DRAIN_LIMIT, self._task.cancel)
+        """Send nothing more; requests in flight get DRAIN_LIMIT seconds to be saved."""
+        self.stop_signal.request(DRAIN_LIMIT)
 
     async def wait(self, timeout: float = DRAIN_LIMIT + 5) -> None:
         try:
@@ -278,28 +209,9 @@ class EvalRun:
         except TimeoutError:
             pass
 
-    def _cancel_if_drained(self) -> None:
-        if not self.stopping or self._task is None or self._task.done():
-            return
-        if all(self.gate.waiting[m] >= min(self._width[m], self._remaining[m]) for m in self._remaining):
-            self._task.cancel()
-
     def _on_result(self, result: Result, _: Progress) -> None:
         self.results.append(result)
-        progress = self.progress
-        progress.done += 1
-        progress.cached += result.cached
-        progress.errors += result.status is Status.ERROR
-        progress.correct += bool(result.correct)
-        if result.status is not Status.ERROR and result.score is not None:
-            self.scored += 1
-            self.score_sum += result.score
-        if result.status is Status.ERROR and self.first_error is None:
-            self.first_error = result.error
-        self.per_model[result.model][0] += 1
-        self._remaining[result.model] -= 1
         self._signals.put_nowait(True)
-        self._cancel_if_drained()
 
     async def updates(self) -> AsyncIterator[None]:
         """Yields when there is news to show (at most every REDRAW_EVERY s); ends with the run."""
@@ -332,7 +244,16 @@ class EvalRun:
 
     @property
     def accuracy(self) -> float | None:
-        return 100 * self.score_sum / self.scored if self.scored else None
+        return self.progress.accuracy
+
+    @property
+    def first_error(self) -> str | None:
+        return self.progress.first_error
+
+    @property
+    def per_model(self) -> dict[str, tuple[int, int]]:
+        """model -> (results so far, results in all)."""
+        return {model: (self.progress.per_model[model], total) for model, total in self.totals.items()}
 
     def current_label(self) -> str:
         plan = self.plans[min(self.current, len(self.plans) - 1)]

@@ -10,16 +10,19 @@ measured on the server, from when an item was sent to when its answer came back.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 import gradio as gr
 
-from probes.core.registry import BenchmarkError, benchmark_ids
+from probes.core.errors import BenchmarkError
+from probes.core.registry import benchmark_ids
 from probes.core.selection import select_items
 from probes.core.types import AnswerKind, Item, Status
 from probes.people import human
 from ui import items as item_choice
-from ui.common import escape, store
+from ui.common import escape, store, user_message
 from ui.judge import build_judge
 
 DEFAULT_BENCHMARK = "blind/touching-circles"
@@ -36,7 +39,34 @@ HINTS = {
 TABLE_HEADERS = ["#", "item", "your answer", "correct answer", "result", "seconds"]
 MARKS = {True: "✓ right", False: "✗ wrong"}
 
-State = dict[str, Any]
+
+@dataclass(frozen=True)
+class Answered:
+    """One answer as the results table shows it."""
+
+    item: str
+    answer: str
+    expected: str
+    correct: bool | None
+    score: float | None
+    seconds: float
+
+
+@dataclass(frozen=True)
+class TakeSession:
+    """One person taking items in one browser session."""
+
+    name: str
+    benchmark: str
+    data: str | None
+    indices: tuple[int, ...]  # the items' places in the benchmark, in the order asked
+    position: int = 0
+    shown_at: float = 0.0  # when the current item was sent (server clock)
+    answers: tuple[Answered, ...] = ()
+
+    @property
+    def finished(self) -> bool:
+        return self.position >= len(self.indices)
 
 
 def build_human() -> None:
@@ -104,48 +134,46 @@ def start_session(name: str, benchmark_id: str, data: str, count: float | None, 
         wanted = max(1, min(MAX_ITEMS, int(count or DEFAULT_ITEMS)))
         position = {item.id: index for index, item in enumerate(items)}
         chosen = [position[item.id] for item in select_items(items, wanted, int(seed or 0))]
-    except (BenchmarkError, ValueError, OSError) as exc:
-        return _unchanged(f"⚠ {escape(str(exc))}")
-    state = {"name": person, "benchmark": benchmark_id, "data": data, "indices": chosen, "position": 0,
-             "shown_at": 0.0, "answers": []}  # fmt: skip
-    return _show(state, "")
+    except Exception as exc:  # noqa: BLE001 - user_message logs what is not the visitor's mistake
+        return _unchanged(f"⚠ {escape(user_message(exc))}")
+    return _show(TakeSession(person, benchmark_id, data, tuple(chosen)), "")
 
 
-def submit_answer(state: State | None, choice: str | None, text: str | None) -> list:
-    if not state or state["position"] >= len(state["indices"]):
+def submit_answer(state: TakeSession | None, choice: str | None, text: str | None) -> list:
+    if state is None or state.finished:
         return _unchanged("⚠ press Start first")
     benchmark, item = _current(state)
     given = (choice if item.kind in RADIO_KINDS else text) or ""
     if not given.strip():
         return _unchanged("⚠ choose or write an answer first")
-    seconds = time.monotonic() - state["shown_at"]
-    result = human.answer_result(benchmark, item, given.strip(), state["name"], seconds)
+    seconds = time.monotonic() - state.shown_at
+    result = human.answer_result(benchmark, item, given.strip(), state.name, seconds)
     if result.status is Status.UNPARSED:  # a typo, not an answer: ask again, the clock runs on
         hint = HINTS.get(item.kind, "one of the choices")
         return _unchanged(f"⚠ could not read “{escape(given.strip())}” as an answer: write {escape(hint)}")
     store().record(result)
-    row = {"item": item.id, "answer": _shown_answer(item, given.strip()), "expected": _expected(item),
-           "correct": result.correct, "score": result.score, "seconds": result.latency}  # fmt: skip
-    state = {**state, "position": state["position"] + 1, "answers": [*state["answers"], row]}
-    return _show(state, f"Answer {len(state['answers'])} saved.")
+    row = Answered(item.id, _shown_answer(item, given.strip()), _expected(item), result.correct, result.score,
+                   result.latency or 0.0)  # fmt: skip
+    state = replace(state, position=state.position + 1, answers=(*state.answers, row))
+    return _show(state, f"Answer {len(state.answers)} saved.")
 
 
-def finish_now(state: State | None) -> list:
-    if not state:
+def finish_now(state: TakeSession | None) -> list:
+    if state is None:
         return _unchanged("⚠ press Start first")
-    return _end({**state, "position": len(state["indices"])})
+    return _end(replace(state, position=len(state.indices)))
 
 
 # --- views ----------------------------------------------------------------------------------
 
 
-def _current(state: State) -> tuple[Any, Item]:
-    benchmark = item_choice.benchmark_of(state["benchmark"], state["data"])
-    return benchmark, benchmark.items()[state["indices"][state["position"]]]
+def _current(state: TakeSession) -> tuple[Any, Item]:
+    benchmark = item_choice.benchmark_of(state.benchmark, state.data)
+    return benchmark, benchmark.items()[state.indices[state.position]]
 
 
-def _show(state: State, status: str) -> list:
-    if state["position"] >= len(state["indices"]):
+def _show(state: TakeSession, status: str) -> list:
+    if state.finished:
         return _end(state)
     _, item = _current(state)
     pictures = [(source.load(), f"image {i + 1}") for i, source in enumerate(item.images)]
@@ -155,11 +183,11 @@ def _show(state: State, status: str) -> list:
         options = [("Yes", "Yes"), ("No", "No")]
     radio = item.kind in RADIO_KINDS
     # Stamped last, after the images are drawn: the person's time starts when they can see it.
-    state = {**state, "shown_at": time.monotonic()}
+    state = replace(state, shown_at=time.monotonic())
     return [
         state,
-        f"**Item {state['position'] + 1} of {len(state['indices'])}** · {escape(state['benchmark'])} · "
-        f"answering as {escape(human.model_id(state['name']))}",
+        f"**Item {state.position + 1} of {len(state.indices)}** · {escape(state.benchmark)} · "
+        f"answering as {escape(human.model_id(state.name))}",
         gr.update(value=pictures, visible=True, selected_index=0),
         escape(item.question),
         gr.update(choices=options if radio else [], value=None, visible=radio),
@@ -172,11 +200,11 @@ def _show(state: State, status: str) -> list:
     ]
 
 
-def _end(state: State) -> list:
-    answers = state["answers"]
+def _end(state: TakeSession) -> list:
+    answers = state.answers
     return [
         state,
-        f"**Finished** · {len(answers)} of {len(state['indices'])} items answered",
+        f"**Finished** · {len(answers)} of {len(state.indices)} items answered",
         gr.update(value=[], visible=False),
         "",
         gr.update(choices=[], value=None, visible=False),
@@ -193,17 +221,17 @@ def _unchanged(status: str) -> list:
     return [gr.update()] * 8 + [status, gr.update(), gr.update()]
 
 
-def _summary(state: State) -> str:
-    answers = state["answers"]
-    who = f"**{escape(state['name'])}** (stored as {escape(human.model_id(state['name']))})"
+def _summary(state: TakeSession) -> str:
+    answers = state.answers
+    who = f"**{escape(state.name)}** (stored as {escape(human.model_id(state.name))})"
     if not answers:
         return f"{who}: no answers given."
-    scores = [a["score"] for a in answers if a["score"] is not None]
-    right = sum(1 for a in answers if a["correct"])
-    graded = sum(1 for a in answers if a["correct"] is not None)
-    seconds = sum(a["seconds"] for a in answers) / len(answers)
+    scores = [a.score for a in answers if a.score is not None]
+    right = sum(1 for a in answers if a.correct)
+    graded = sum(1 for a in answers if a.correct is not None)
+    seconds = sum(a.seconds for a in answers) / len(answers)
     plural = "" if len(answers) == 1 else "s"
-    lines = [f"{who} · {escape(state['benchmark'])} · {len(answers)} item{plural} answered, 0-shot"]
+    lines = [f"{who} · {escape(state.benchmark)} · {len(answers)} item{plural} answered, 0-shot"]
     if scores:
         score = f"{round(100 * sum(scores) / len(scores), 1):g}%"
         tally = f" ({right} of {graded} right)" if graded else " (mean match rate)"
@@ -213,14 +241,14 @@ def _summary(state: State) -> str:
     return "  \n".join(lines)
 
 
-def _table(answers: list[dict[str, Any]]) -> list[list[str]]:
+def _table(answers: Sequence[Answered]) -> list[list[str]]:
     rows = []
     for number, a in enumerate(answers, start=1):
-        if a["correct"] is not None:
-            mark = MARKS[a["correct"]]
+        if a.correct is not None:
+            mark = MARKS[a.correct]
         else:
-            mark = "–" if a["score"] is None else f"match {a['score']:.2f}"
-        rows.append([str(number), a["item"], a["answer"], a["expected"], mark, f"{a['seconds']:.1f}"])
+            mark = "–" if a.score is None else f"match {a.score:.2f}"
+        rows.append([str(number), a.item, a.answer, a.expected, mark, f"{a.seconds:.1f}"])
     return rows
 
 

@@ -1,6 +1,6 @@
 """Choosing an item to show: from a benchmark, a generated stimulus, or an upload.
 
-An item is remembered between events as a small spec (a dict of plain values, fit for gr.State)
+An item is remembered between events as an `ItemSpec` (small plain values, fit for gr.State)
 and rebuilt from it: benchmarks are cached, generation is deterministic, uploads stay on disk in
 Gradio's own temporary folder.
 """
@@ -10,21 +10,38 @@ from __future__ import annotations
 import functools
 import json
 import random
-import re
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from PIL import Image
 
 from probes.benchmarks.custom import UploadSet
-from probes.core.registry import BenchmarkError, benchmark_ids, get_benchmark
-from probes.core.types import AnswerKind, Benchmark, Item
+from probes.core.benchmark import Benchmark
+from probes.core.errors import BenchmarkError, UsageError
+from probes.core.params import parse_params, single_values
+from probes.core.registry import generated_families, get_benchmark
+from probes.core.types import AnswerKind, Item
 
-Spec = dict[str, Any]
+
+@dataclass(frozen=True)
+class ItemSpec:
+    """Which item is on stage: a generated stimulus, a benchmark's item, or an upload."""
+
+    source: Literal["generated", "benchmark", "upload"]
+    benchmark: str = ""
+    index: int = 0
+    params: dict[str, list[str]] = field(default_factory=dict)  # a generated stimulus's values
+    data: str | None = None  # a benchmark's local copy
+    paths: tuple[str, ...] = ()  # uploaded files
+    question: str = ""
+    options: tuple[str, ...] = ()
+    answer: str = ""
 
 
 def generated_ids() -> list[str]:
-    return [b for b in benchmark_ids() if b.startswith("blind/")]
+    """Generated benchmarks, whatever their family: every tab lists a new one without an edit."""
+    return list(generated_families())
 
 
 @functools.lru_cache(maxsize=32)
@@ -37,25 +54,14 @@ def benchmark_of(benchmark_id: str, data: str | None = None, params: dict[str, l
     return _benchmark(benchmark_id, data or None, json.dumps(params or {}, sort_keys=True))
 
 
-def parse_params(text: str) -> dict[str, str]:
-    """`gap=0.05 canvas=384` (or comma separated) -> {"gap": "0.05", "canvas": "384"}."""
-    params = {}
-    for token in re.split(r"[\s,;]+", (text or "").strip()):
-        if not token:
-            continue
-        name, sep, value = token.partition("=")
-        if not sep or not name or not value:
-            raise BenchmarkError(f"parameter {token!r}: write NAME=VALUE, e.g. gap=0.05")
-        params[name] = value
-    return params
-
-
-def generated_spec(task: str, params_text: str, seed: int) -> Spec:
+def generated_spec(task: str, params_text: str, seed: int) -> ItemSpec:
     """One stimulus of `task`: the parameters given are fixed; the others are drawn from the
     paper's values with the seed."""
-    fixed = parse_params(params_text)
-    benchmark = benchmark_of(task)
-    known = getattr(benchmark, "params", {})
+    fixed = single_values(parse_params(params_text))
+    families = generated_families()
+    if task not in families:
+        raise BenchmarkError(f"{task!r} is not a generated task; choose one of {', '.join(families)}")
+    known = families[task].params
     unknown = set(fixed) - set(known) - {"prompt"}
     if unknown:
         raise BenchmarkError(f"{task} has no parameter {', '.join(sorted(unknown))}; it has {', '.join(known)}")
@@ -69,39 +75,33 @@ def generated_spec(task: str, params_text: str, seed: int) -> Spec:
     if "prompt" in fixed:
         chosen["prompt"] = [fixed["prompt"]]
     items = benchmark_of(task, params=chosen).items()
-    return {"source": "generated", "benchmark": task, "params": chosen, "index": rng.randrange(len(items))}
+    return ItemSpec("generated", task, rng.randrange(len(items)), params=chosen)
 
 
-def benchmark_spec(benchmark_id: str, data: str | None, index: int) -> Spec:
+def benchmark_spec(benchmark_id: str, data: str | None, index: int) -> ItemSpec:
     items = benchmark_of(benchmark_id, data).items()
     if not items:
         raise BenchmarkError(f"{benchmark_id} has no items")
-    return {"source": "benchmark", "benchmark": benchmark_id, "data": data or None, "index": int(index) % len(items)}
+    return ItemSpec("benchmark", benchmark_id, int(index) % len(items), data=data or None)
 
 
-def upload_spec(paths: list[str], question: str, options_text: str, answer: str) -> Spec:
-    options = [line.strip() for line in (options_text or "").splitlines() if line.strip()]
+def upload_spec(paths: list[str], question: str, options_text: str, answer: str) -> ItemSpec:
+    options = tuple(line.strip() for line in (options_text or "").splitlines() if line.strip())
     if not (question or "").strip():
-        raise BenchmarkError("write a question for your images")
+        raise UsageError("write a question for your images")
     UploadSet.from_files([Path(p) for p in paths or []], question, options, answer or "")  # validates now
-    return {"source": "upload", "paths": list(paths), "question": question, "options": options, "answer": answer or ""}
+    return ItemSpec("upload", paths=tuple(paths), question=question, options=options, answer=answer or "")
 
 
-def resolve(spec: Spec | None) -> tuple[Benchmark, Item]:
-    if not spec:
-        raise BenchmarkError("choose an item first: generate a stimulus, pick a benchmark item, or upload images")
-    if spec["source"] == "upload":
-        benchmark = UploadSet.from_files(
-            [Path(p) for p in spec["paths"]], spec["question"], spec["options"], spec["answer"]
-        )
+def resolve(spec: ItemSpec | None) -> tuple[Benchmark, Item]:
+    if spec is None:
+        raise UsageError("choose an item first: generate a stimulus, pick a benchmark item, or upload images")
+    if spec.source == "upload":
+        benchmark = UploadSet.from_files([Path(p) for p in spec.paths], spec.question, list(spec.options), spec.answer)
         return benchmark, benchmark.items()[0]
-    benchmark = benchmark_of(spec["benchmark"], spec.get("data"), spec.get("params"))
+    benchmark = benchmark_of(spec.benchmark, spec.data, spec.params or None)
     items = benchmark.items()
-    return benchmark, items[spec["index"] % len(items)]
-
-
-def item_count(spec: Spec) -> int:
-    return len(resolve(spec)[0].items())
+    return benchmark, items[spec.index % len(items)]
 
 
 def describe(item: Item) -> tuple[list[Image.Image], str, str]:

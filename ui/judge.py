@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import asdict
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -15,11 +15,11 @@ from PIL import Image
 
 from probes.benchmarks.shitsukan import judgement
 from probes.benchmarks.shitsukan.generation import BENCHMARK_ID as GENERATION_ID
-from probes.core.registry import BenchmarkError
+from probes.core.errors import BenchmarkError, ProbeError, UsageError
 from probes.files.images import load_image
 from probes.people.human import check_name
 from ui import items as item_choice
-from ui.common import escape, store
+from ui.common import escape, store, user_message
 
 WORDS = 3
 VERDICTS = ["natural", "not natural"]
@@ -28,7 +28,20 @@ NO_RESULTS = (
     "(Evaluate tab, or `python -m probes run shitsukan/generation --model MODEL`), then refresh the list."
 )
 
-State = dict[str, Any]
+
+@dataclass(frozen=True)
+class JudgeSession:
+    """One judge working through one model's generations in one browser session."""
+
+    judge: str
+    key: tuple[str, str, str]  # (model, mode, perturbation) of the generations judged
+    queue: tuple[judgement.Generated, ...]
+    position: int = 0
+    shown_at: float = 0.0
+
+    @property
+    def finished(self) -> bool:
+        return self.position >= len(self.queue)
 
 
 def build_judge() -> dict[str, Any]:
@@ -103,74 +116,73 @@ def start_judging(judge: str, chosen: str | None, data: str) -> list:
         name = check_name(judge)
         if not chosen:
             raise BenchmarkError(NO_RESULTS if not _model_choices() else "choose the model whose words you judge")
-        key = tuple(json.loads(chosen))
+        try:
+            model, mode, perturbation = json.loads(chosen)
+        except (ValueError, TypeError):  # not one of the listed choices (an API caller's value)
+            raise UsageError("choose the model whose words you judge from the list") from None
+        key = (str(model), str(mode), str(perturbation))
         everything = _generations(key)
         if not everything:
             raise BenchmarkError(f"{key[0]} has no well-formed texture generations to judge; refresh the list")
-    except (BenchmarkError, ValueError) as exc:
-        return _unchanged(f"⚠ {escape(str(exc))}")
+    except Exception as exc:  # noqa: BLE001 - user_message logs what is not the visitor's mistake
+        return _unchanged(f"⚠ {escape(user_message(exc))}")
     done = judgement.judged_by(store().results(judgement.BENCHMARK_ID, *key), name, key)
-    queue = [asdict(g) for g in everything if g.item_id not in done]
-    state = {"judge": name, "key": list(key), "queue": queue, "position": 0, "shown_at": 0.0}
+    state = JudgeSession(name, key, tuple(g for g in everything if g.item_id not in done))
     skipped = f"{len(done)} item(s) you judged before are skipped. " if done else ""
     return _show(state, data, skipped)
 
 
-def submit_judgement(state: State | None, data: str, *marks: str | None) -> list:
-    if not state or state["position"] >= len(state["queue"]):
+def submit_judgement(state: JudgeSession | None, data: str, *marks: str | None) -> list:
+    if state is None or state.finished:
         return _unchanged("⚠ press Start judging first")
     if any(mark not in VERDICTS for mark in marks):
         return _unchanged("⚠ mark every word natural or not natural")
-    generated = _generated(state["queue"][state["position"]])
-    seconds = time.monotonic() - state["shown_at"]
-    store().record(judgement.judgement_result(generated, state["judge"], [m == "natural" for m in marks], seconds))
-    state = {**state, "position": state["position"] + 1}
-    return _show(state, data, f"Judgement {state['position']} saved.")
+    generated = state.queue[state.position]
+    seconds = time.monotonic() - state.shown_at
+    store().record(judgement.judgement_result(generated, state.judge, [m == "natural" for m in marks], seconds))
+    state = replace(state, position=state.position + 1)
+    return _show(state, data, f"Judgement {state.position} saved.")
 
 
 # --- views ---------------------------------------------------------------------------------------
 
 
-def _show(state: State, data: str, status: str) -> list:
-    key = tuple(state["key"])
+def _show(state: JudgeSession, data: str, status: str) -> list:
+    key = state.key
     score = _score_text(key)
-    total = len(state["queue"])
-    if state["position"] >= total:
-        done = f"**Done** · you judged {state['position']} item(s)." if total else "**Nothing left to judge**"
+    total = len(state.queue)
+    if state.finished:
+        done = f"**Done** · you judged {state.position} item(s)." if total else "**Nothing left to judge**"
         blanks = [gr.update(value="")] * WORDS + [gr.update(value=None)] * WORDS
         return [state, done, None, "", *blanks, f"{status} Thank you.".strip(), score]
-    entry = state["queue"][state["position"]]
+    entry = state.queue[state.position]
     picture = _image(entry, data)
     if picture is None:
         status = f"{status} ⚠ the image was not found: give its data folder and press Start judging again.".strip()
-    state = {**state, "shown_at": time.monotonic()}
-    name = escape(entry["object"] or "(object not recorded)")
-    lang = f" ({escape(entry['lang'])})" if entry["lang"] else ""
+    state = replace(state, shown_at=time.monotonic())
+    name = escape(entry.object or "(object not recorded)")
+    lang = f" ({escape(entry.lang)})" if entry.lang else ""
     return [
         state,
-        f"**Item {state['position'] + 1} of {total}** · words by {escape(key[0])}, {escape(key[1])}",
+        f"**Item {state.position + 1} of {total}** · words by {escape(key[0])}, {escape(key[1])}",
         picture,
-        f"Object: **{name}**{lang} · item {escape(entry['item_id'])}",
-        *[gr.update(value=word) for word in entry["words"]],
+        f"Object: **{name}**{lang} · item {escape(entry.item_id)}",
+        *[gr.update(value=word) for word in entry.words],
         *[gr.update(value=None) for _ in range(WORDS)],
         status,
         score,
     ]
 
 
-def _generated(entry: dict[str, Any]) -> judgement.Generated:
-    return judgement.Generated(**{**entry, "words": tuple(entry["words"])})
-
-
-def _image(entry: dict[str, Any], data: str) -> Image.Image | None:
+def _image(entry: judgement.Generated, data: str) -> Image.Image | None:
     """The image the model saw: from the path the store remembers, else from the data folder."""
     try:
-        if entry["image"]:
-            return load_image(Path(entry["image"]))
+        if entry.image:
+            return load_image(Path(entry.image))
         items = item_choice.benchmark_of(GENERATION_ID, (data or "").strip() or None).items()
-        found = next((i for i in items if i.id == entry["item_id"]), None)
+        found = next((i for i in items if i.id == entry.item_id), None)
         return found.images[0].load() if found and found.images else None
-    except (BenchmarkError, ValueError, OSError):
+    except (ProbeError, OSError):
         return None  # the words can still be judged; the status line says the image is missing
 
 

@@ -9,23 +9,26 @@ from typing import Any
 
 import gradio as gr
 
-from models.types import BackendError, GenerateConfig, ImagePart, Message
+from models.types import GenerateConfig, ImagePart, Message
 from probes.asking import perturb
 from probes.asking.prompting import assemble_prompt
-from probes.core.registry import BenchmarkError, benchmark_ids
-from probes.core.types import Mode, Result
-from probes.running.runner import RunError, RunPlan, run
+from probes.core.errors import UsageError
+from probes.core.registry import benchmark_ids
+from probes.core.types import Mode, Origin, Result
+from probes.running.runner import RunPlan, run
 from ui import items as item_choice
 from ui.common import (
     BUDGET,
     backend_for,
     escape,
     image_file,
+    key_boxes,
     model_choices,
     paid_by_server,
     result_summary,
     session_keys,
     store,
+    user_message,
 )
 
 MAX_MODELS = 4
@@ -95,8 +98,7 @@ def build_probe() -> dict[str, Any]:
             for label in ("Again 4-shot", "Again with CoT", "Again upside down", "Again without image")
         }
     with gr.Accordion("API keys (used for this session only, never stored)", open=False):
-        openai_key = gr.Textbox(type="password", label="OpenAI key", elem_id="probe-openai-key")
-        anthropic_key = gr.Textbox(type="password", label="Anthropic key", elem_id="probe-anthropic-key")
+        keys = key_boxes("probe")
     status = gr.Markdown(elem_id="probe-status")
 
     panes = []
@@ -132,7 +134,7 @@ def build_probe() -> dict[str, Any]:
     )  # fmt: skip
     use_upload.click(upload_item, [files, question, options, answer], preview, api_name="use_upload")
 
-    ask_inputs = [spec, *models, shots, cot, perturbation, openai_key, anthropic_key]
+    ask_inputs = [spec, *models, shots, cot, perturbation, *keys]
     # Async and API-bound: many at once cost little (local models queue on their own worker).
     ask.click(probe, ask_inputs, [status, *pane_outputs], api_name="probe", concurrency_limit=32)
     again = {
@@ -148,7 +150,7 @@ def build_probe() -> dict[str, Any]:
     return {"spec": spec, "generate": generate, "ask": ask}
 
 
-def _preview(spec: item_choice.Spec) -> tuple:
+def _preview(spec: item_choice.ItemSpec) -> tuple:
     _, item = item_choice.resolve(spec)
     images, question, answer = item_choice.describe(item)
     return spec, images, escape(question), escape(answer), ""
@@ -157,27 +159,28 @@ def _preview(spec: item_choice.Spec) -> tuple:
 def generate_stimulus(task: str, params: str, seed: float | None) -> tuple:
     try:
         return _preview(item_choice.generated_spec(task, params, int(seed or 0)))
-    except (BenchmarkError, ValueError) as exc:
-        return gr.update(), gr.update(), gr.update(), gr.update(), f"⚠ {escape(str(exc))}"
+    except Exception as exc:  # noqa: BLE001 - user_message logs what is not the visitor's mistake
+        return gr.update(), gr.update(), gr.update(), gr.update(), f"⚠ {escape(user_message(exc))}"
 
 
 def load_item(benchmark_id: str, data: str, index: float | None) -> tuple:
     try:
         spec = item_choice.benchmark_spec(benchmark_id, (data or "").strip() or None, int(index or 0))
         return (*_preview(spec), spec["index"])
-    except (BenchmarkError, ValueError) as exc:
-        return gr.update(), gr.update(), gr.update(), gr.update(), f"⚠ {escape(str(exc))}", gr.update()
+    except Exception as exc:  # noqa: BLE001 - user_message logs what is not the visitor's mistake
+        return gr.update(), gr.update(), gr.update(), gr.update(), f"⚠ {escape(user_message(exc))}", gr.update()
 
 
 def upload_item(files: list[str] | None, question: str, options: str, answer: str) -> tuple:
     try:
         return _preview(item_choice.upload_spec(files or [], question, options, answer))
-    except (BenchmarkError, ValueError) as exc:
-        return gr.update(), gr.update(), gr.update(), gr.update(), f"⚠ {escape(str(exc))}"
+    except Exception as exc:  # noqa: BLE001 - user_message logs what is not the visitor's mistake
+        return gr.update(), gr.update(), gr.update(), gr.update(), f"⚠ {escape(user_message(exc))}"
 
 
 async def probe(
-    spec: item_choice.Spec | None,
+    request: gr.Request,
+    spec: item_choice.ItemSpec | None,
     model_1: str | None,
     model_2: str | None,
     model_3: str | None,
@@ -185,12 +188,11 @@ async def probe(
     shots: int,
     cot: bool,
     perturbation: str,
-    openai_key: str,
-    anthropic_key: str,
-    request: gr.Request,
+    *typed_keys: str,
 ) -> AsyncIterator[list]:
     """Ask every chosen model; yield after each answer so panes fill in the order answers come.
-    Each frame sends only the panes that changed (images are the costly part of a frame)."""
+    Each frame sends only the panes that changed (images are the costly part of a frame).
+    `typed_keys` are the visitor's key boxes, one per key provider (`ui.common.key_boxes`)."""
     panes: list[list[Any]] = [["", "", [], ""] for _ in range(MAX_MODELS)]
 
     def frame(status: str, changed: Iterable[int] = range(MAX_MODELS)) -> list:
@@ -199,10 +201,10 @@ async def probe(
         return [status, *[value for pane in values for value in pane]]
 
     chosen = [(slot, m.strip()) for slot, m in enumerate([model_1, model_2, model_3, model_4]) if m and m.strip()]
-    keys = session_keys(openai_key, anthropic_key)
+    keys = session_keys(*typed_keys)
     try:
         if not chosen:
-            raise BenchmarkError("choose at least one model")
+            raise UsageError("choose at least one model")
         benchmark, item = item_choice.resolve(spec)
         mode = Mode(int(shots or 0), bool(cot))
         perturb.check(perturbation)
@@ -210,22 +212,22 @@ async def probe(
         backends = [(slot, backend_for(model_id, keys)) for slot, model_id in chosen]
         _, prompt = await asyncio.to_thread(assemble_prompt, benchmark, item, mode, perturbation)
         sent_images = await asyncio.to_thread(_prompt_images, prompt.messages)
-    except (BenchmarkError, BackendError, ValueError) as exc:
-        yield frame(f"⚠ {escape(str(exc))}")
+    except Exception as exc:  # noqa: BLE001 - user_message logs what is not the visitor's mistake
+        yield frame(f"⚠ {escape(user_message(exc))}")
         return
 
     # The same settings as `python -m probes run` (seed 0 by default), so answers are shared
     # through the cache between the CLI, Evaluate and this tab.
-    config = GenerateConfig(max_tokens=2048 if cot else 512, seed=0)
+    config = GenerateConfig(max_tokens=mode.max_tokens, seed=0)
     finished: asyncio.Queue = asyncio.Queue()
 
     async def ask_one(slot: int, backend) -> None:
         try:
-            plan = RunPlan(benchmark, [item], [backend], mode, perturbation, config)
+            plan = RunPlan(benchmark, [item], [backend], mode, perturbation, config, origin=Origin.PROBE)
             [result] = await run(plan, store())
             await finished.put((slot, result, None))
-        except (BackendError, RunError, BenchmarkError, ValueError) as exc:
-            await finished.put((slot, None, str(exc)))
+        except Exception as exc:  # noqa: BLE001 - one model's failure is its own pane's message
+            await finished.put((slot, None, user_message(exc)))
 
     for slot, model_id in chosen:
         panes[slot][0] = f"**{escape(model_id)}** · asking…"

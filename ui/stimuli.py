@@ -26,11 +26,12 @@ from typing import Any
 import gradio as gr
 
 from probes.benchmarks.generated import GeneratedBenchmark, Param
-from probes.core.registry import BenchmarkError, benchmark_ids
+from probes.core.errors import BenchmarkError
+from probes.core.registry import generated_families
 from probes.core.types import Item
 from probes.files.export import generated_set, write_generated
 from ui import items as item_choice
-from ui.common import escape
+from ui.common import escape, user_message
 
 DEFAULT_TASK = "blind/touching-circles"
 MAX_EXPORT = 1000
@@ -44,19 +45,12 @@ Spec = dict[str, Any]
 
 
 def generator(task: str) -> type[GeneratedBenchmark]:
-    """The task's benchmark class: its parameters without building its (possibly large) design."""
-    if task not in item_choice.generated_ids():
-        raise BenchmarkError(
-            f"{task!r} is not a generated task; choose one of {', '.join(item_choice.generated_ids())}"
-        )
-    benchmark_ids()  # imports every benchmark module, so every class is defined
-    pending = list(GeneratedBenchmark.__subclasses__())
-    while pending:
-        cls = pending.pop()
-        if getattr(cls, "id", None) == task:
-            return cls
-        pending.extend(cls.__subclasses__())
-    raise BenchmarkError(f"{task} has no generator class")
+    """The task's benchmark class (from the registry): its parameters without building its
+    (possibly large) design."""
+    families = generated_families()
+    if task not in families:
+        raise BenchmarkError(f"{task!r} is not a generated task; choose one of {', '.join(families)}")
+    return families[task]
 
 
 def task_params(task: str) -> dict[str, Param]:
@@ -185,8 +179,8 @@ def preview(spec: Spec, variant: float | None) -> tuple:
     try:
         item, count, index = stimulus(spec, variant)
         path = write_png(spec["task"], item)
-    except (BenchmarkError, ValueError) as exc:
-        return failed(str(exc))
+    except Exception as exc:  # noqa: BLE001 - user_message logs what is not the visitor's mistake
+        return failed(user_message(exc))
     _, question, answer = item_choice.describe(item)
     status = f"These parameters give {count} stimuli: showing variant {index}." if count > 1 else ""
     values = {**item.params, "answer": item.target_text()}
@@ -226,8 +220,8 @@ def export_stimuli(
         folder = Path(tempfile.mkdtemp(prefix="export-", dir=_lab_dir()))
         write_generated(items, folder / "set", lambda done: progress((done, len(items)), desc="Drawing", unit="items"))
         archive = _zip(folder / "set", folder / f"{task.rpartition('/')[2]}-{len(items)}-seed{seed}.zip")
-    except (BenchmarkError, ValueError) as exc:
-        return gr.update(value=None, visible=False), f"⚠ {escape(str(exc))}", ""
+    except Exception as exc:  # noqa: BLE001 - user_message logs what is not the visitor's mistake
+        return gr.update(value=None, visible=False), f"⚠ {escape(user_message(exc))}", ""
     note = f"Exported {len(items)} items of {escape(task)} (seed {seed})."
     if len(items) < count:
         note += f" These parameters give only {len(items)} items."
@@ -348,8 +342,8 @@ def _on_controls(task: str, params: dict[str, Param]):
     def handler(variant: float | None, *raw: Any) -> tuple:
         try:
             spec = {"task": task, "params": {n: value_text(params[n], v) for n, v in zip(names, raw, strict=True)}}
-        except (BenchmarkError, ValueError) as exc:
-            return gr.update(), *failed(str(exc))
+        except Exception as exc:  # noqa: BLE001 - user_message logs what is not the visitor's mistake
+            return gr.update(), *failed(user_message(exc))
         return spec, *preview(spec, variant)
 
     return handler

@@ -11,7 +11,8 @@ import json
 from collections.abc import Iterable, Sequence
 
 from probes.analysis.scoring import Row, aggregate, published_rows, reference_row
-from probes.core.registry import BenchmarkError, benchmark_ids, get_benchmark
+from probes.core.errors import BenchmarkError
+from probes.core.registry import benchmark_ids, get_benchmark
 from probes.core.types import Result
 
 COLUMNS = list(Row.__dataclass_fields__)

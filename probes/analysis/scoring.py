@@ -13,8 +13,6 @@ import functools
 import itertools
 import json
 import math
-import re
-import unicodedata
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
@@ -22,30 +20,9 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from probes.core.types import AnswerKind, Parsed, Result, Status
+from probes.core.types import Result, Status
 
 Z_95 = 1.959963984540054
-
-
-def grade(kind: AnswerKind, parsed: Parsed, target: Any) -> bool | None:
-    """True/False for a reply; None where correctness is not a yes/no matter (word lists)."""
-    if kind is AnswerKind.WORDS:
-        return None
-    if parsed.status is not Status.ANSWERED:
-        return False
-    value = parsed.value
-    if kind is AnswerKind.LETTER:
-        return str(value).casefold() == str(target).casefold()
-    if kind is AnswerKind.PAIR:
-        return tuple(value) == tuple(target)
-    if kind is AnswerKind.TEXT:
-        return _plain(str(value)) == _plain(str(target))
-    return value == target
-
-
-def _plain(text: str) -> str:
-    text = unicodedata.normalize("NFKC", text).casefold()
-    return re.sub(r"[\W_]+", " ", text).strip()
 
 
 def wilson(correct: int, n: int, z: float = Z_95) -> tuple[float, float]:

@@ -18,14 +18,11 @@ from collections.abc import Callable
 
 from PIL import Image, ImageOps
 
+from probes.core.errors import PerturbationError
 from probes.core.types import AnswerKind, ImageSource, Item
 
 FIXED = ("none", "no-image", "flip-vertical", "grayscale", "resize-256")
 _ROTATE = re.compile(r"rotate-options-(\d+)")
-
-
-class PerturbationError(ValueError):
-    pass
 
 
 def check(name: str) -> str:

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 from models.types import ImagePart, Message, TextPart, assistant, canonical
 from probes.asking import perturb
-from probes.core.types import Benchmark, Item, Mode
+from probes.core.benchmark import Benchmark
+from probes.core.types import Item, Mode
 
 
 @dataclass(frozen=True)

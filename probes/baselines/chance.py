@@ -1,37 +1,27 @@
-"""Offline answerers that need no weights, no key and no network."""
+"""baseline/chance: a seeded uniform guess over the item's well-formed answers, the chance row
+made real.
+
+The same seed and the same prompt always give the same guess, so a chance run is as repeatable
+(and as cacheable) as a greedy model's.
+"""
 
 from __future__ import annotations
 
-import hashlib
-import json
 import random
-from collections.abc import Sequence
 
-from models.types import GenerateConfig, Message, Output, ProviderError, canonical
+from models.types import GenerateConfig, Output, ProviderError
+from probes.asking.prompting import Prompt
+from probes.baselines.base import ItemBaseline
+from probes.core.types import Item
 
 
-class ChanceBackend:
-    """A seeded uniform guess over the item's well-formed answers: the chance row, made real.
-
-    The same seed and the same prompt always give the same guess, so a chance run is as
-    repeatable (and as cacheable) as a greedy model's.
-    """
-
+class ChanceBaseline(ItemBaseline):
     model_id = "baseline/chance"
-    endpoint = "local"
     default_concurrency = 64
 
-    def check(self) -> None:
-        return None
-
-    async def generate(
-        self,
-        messages: Sequence[Message],
-        config: GenerateConfig,
-        answer_space: Sequence[str] | None = None,
-    ) -> Output:
-        if not answer_space:
+    async def answer(self, item: Item, prompt: Prompt, config: GenerateConfig) -> Output:
+        answers = item.possible_answers()
+        if not answers:
             raise ProviderError("baseline/chance needs the item's answer space; this item has none")
-        prompt = hashlib.sha256(json.dumps(canonical(messages), sort_keys=True).encode()).hexdigest()
-        rng = random.Random(f"{config.seed}:{prompt}")
-        return Output(text=rng.choice(list(answer_space)), latency=0.0)
+        rng = random.Random(f"{config.seed}:{prompt.hash}")
+        return Output(text=rng.choice(list(answers)), latency=0.0)

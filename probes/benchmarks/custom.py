@@ -29,9 +29,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from probes.core.registry import BenchmarkError
-from probes.core.types import AnswerKind, Benchmark, ImageSource, Item, option_labels
-from probes.files.images import ImageRejected, check_image_file, load_image
+from probes.core.benchmark import Benchmark
+from probes.core.errors import BenchmarkError
+from probes.core.registry import register_prefix
+from probes.core.types import AnswerKind, ImageSource, Item, option_labels
+from probes.files.images import ImageRejected, check_image_file, file_source, load_image
 from probes.files.jsonl import MAX_OPTION_CHARS, MAX_QUESTION_CHARS, is_text, problems, read_objects, too_long
 
 _KINDS = {k.value: k for k in AnswerKind if k not in (AnswerKind.CHOICE, AnswerKind.WORDS)}
@@ -124,8 +126,7 @@ class CustomFolder(Benchmark):
             except ImageRejected as exc:
                 raise FolderError(f"image {exc}") from None
             self.notes += [note for note in info.notes(name) if note not in self.notes]
-            stat = path.stat()
-            sources.append(ImageSource(f"{path}@{stat.st_size}:{stat.st_mtime_ns}", lambda p=path: load_image(p)))
+            sources.append(file_source(path))
         return tuple(sources)
 
 
@@ -258,3 +259,6 @@ def _short_answer(answer: Any, kind_name: Any) -> tuple[AnswerKind, Any]:
     if not isinstance(answer, (str, int, float)) or not str(answer).strip():
         raise FolderError(f"answer {answer!r} must be a non-empty string")
     return kind, str(answer).strip()
+
+
+register_prefix("custom:", CustomFolder, "custom:PATH for your own folder")

@@ -49,9 +49,11 @@ from pathlib import Path
 from typing import Any
 
 from models.types import ImagePart, TextPart
-from probes.core.registry import BenchmarkError, register
-from probes.core.types import AnswerKind, Benchmark, ImageSource, Item, LabelStyle, Parsed, Status
-from probes.files.images import ImageRejected, check_image_file, load_image
+from probes.core.benchmark import Benchmark
+from probes.core.errors import BenchmarkError
+from probes.core.registry import register
+from probes.core.types import AnswerKind, Item, LabelStyle, Parsed, Status
+from probes.files.images import ImageRejected, check_image_file, file_source
 from probes.files.jsonl import problems, read_objects
 from probes.reading.parsing import is_refusal
 
@@ -173,7 +175,7 @@ class DiscriBench(Benchmark):
             benchmark=self.id,
             id=item_id,
             question=prompt_text(context, question, self.lang),
-            images=tuple(_source(path) for path in paths),
+            images=tuple(file_source(path) for path in paths),
             kind=AnswerKind.CHOICE,
             target=answer - 1,
             options=OPTIONS,
@@ -314,11 +316,6 @@ def _image_problem(path: Path, name: str) -> str | None:
     except ImageRejected as exc:
         return f"image {exc}"
     return None
-
-
-def _source(path: Path) -> ImageSource:
-    stat = path.stat()
-    return ImageSource(f"{path}@{stat.st_size}:{stat.st_mtime_ns}", lambda: load_image(path))
 
 
 def _shown_order(item: Item) -> list[int]:

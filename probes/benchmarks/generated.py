@@ -18,8 +18,9 @@ from typing import Any, ClassVar, Protocol
 
 from PIL import Image
 
-from probes.core.registry import BenchmarkError
-from probes.core.types import AnswerKind, Benchmark, ImageSource, Item
+from probes.core.benchmark import Benchmark
+from probes.core.errors import BenchmarkError
+from probes.core.types import AnswerKind, ImageSource, Item
 
 EXAMPLE_SEED_BASE = 1_000_000  # few-shot examples use design seeds no test item uses
 
@@ -185,6 +186,6 @@ def format_answer(question: str, kind: AnswerKind, target: Any) -> str:
         return f"({rows},{columns})"
     if kind is AnswerKind.YES_NO:
         return "Yes" if target == "yes" else "No"
-    if kind in (AnswerKind.NUMBER, AnswerKind.LETTER) and "curly brackets" in question:
+    if kind in (AnswerKind.NUMBER, AnswerKind.LETTER) and "curly bracket" in question.lower():
         return f"{{{target}}}"
     return str(target)

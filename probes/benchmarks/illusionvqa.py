@@ -35,8 +35,10 @@ from typing import Any
 
 from PIL import Image
 
-from probes.core.registry import BenchmarkError, register
-from probes.core.types import AnswerKind, Benchmark, ImageSource, Item
+from probes.core.benchmark import Benchmark
+from probes.core.errors import BenchmarkError
+from probes.core.registry import register
+from probes.core.types import AnswerKind, ImageSource, Item
 from probes.files.images import ImageRejected, check_image_file, load_image
 
 PAPER = "Shahgir et al., IllusionVQA: A Challenging Optical Illusion Dataset for Vision Language Models (2024)"

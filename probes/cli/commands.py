@@ -1,30 +1,32 @@
 """`python -m probes ...`: list, models, generate, run, import, report.
 
 User mistakes (unknown ids, missing keys, malformed folders) print one clear message and exit
-with status 2, never a traceback.
+with status 2, never a traceback. Anything else is a bug: one line saying so and where its
+traceback was written, exit status 1.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from models import registry as model_registry
-from models.types import BackendError, GenerateConfig
+from models.types import BackendError
 from probes.analysis.report import report_rows, to_csv, to_json
-from probes.analysis.scoring import Row, aggregate
 from probes.asking import perturb
+from probes.cli.internal_errors import log_internal_error
 from probes.cli.progress import ProgressBar
-from probes.core.registry import BenchmarkError, benchmark_ids, get_benchmark
-from probes.core.selection import select_items
+from probes.cli.run_command import EXIT_INTERRUPTED, cmd_run
+from probes.cli.table import table
+from probes.core.errors import ProbeError, UsageError
+from probes.core.params import parse_params
+from probes.core.registry import benchmark_ids, get_benchmark
 from probes.core.types import Mode
 from probes.files.export import generated_set, write_generated
-from probes.files.images import ImageRejected
+from probes.running import answerers
 from probes.running.importing import import_file
-from probes.running.runner import RunError, RunPlan, run
 from probes.running.store import Store, default_path
 
 CUSTOM_HELP = (
@@ -33,18 +35,21 @@ CUSTOM_HELP = (
 )
 
 
-class UsageError(Exception):
-    """A mistake in what the user asked; printed without a traceback."""
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     try:
         return args.handler(args)
-    except (UsageError, BenchmarkError, BackendError, RunError, ImageRejected, perturb.PerturbationError) as exc:
+    except (ProbeError, BackendError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # before a run's own handler is in place (while building items)
+        print("interrupted: nothing was sent", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except Exception:  # a bug: say so in one line; the traceback goes to a file, not the screen
+        where = log_internal_error(" ".join(sys.argv[1:] if argv is None else argv))
+        print(f"internal error (a bug, not your mistake): the details are in {where}", file=sys.stderr)
+        return 1
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -90,6 +95,9 @@ def _parser() -> argparse.ArgumentParser:
     importer.add_argument("--benchmark", required=True)
     importer.add_argument("--model", required=True, help="the name the results appear under")
     importer.add_argument("--mode", default="0-shot", help="0-shot, 4-shot, 4-shot+CoT ... (default 0-shot)")
+    importer.add_argument(
+        "--perturbation", default="none", help="the condition the replies were produced under (default none)"
+    )
     importer.add_argument("--data", help="local copy of the benchmark's data, to grade records without target")
     importer.add_argument("--store", help=f"results database (default {default_path()})")
     importer.set_defaults(handler=cmd_import)
@@ -127,19 +135,20 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def cmd_models(args: argparse.Namespace) -> int:
     endpoints = model_registry.load_endpoints(args.models_file)
-    infos = model_registry.catalogue(endpoints)
+    infos = answerers.catalogue(endpoints)
     width = max(len(i.id) for i in infos)
     for info in infos:
         state = "available" if info.available else "unavailable"
         print(f"{info.id:<{width}}  {state:<11}  {info.reason}".rstrip())
-    print("Any provider/model id works with run: openai/NAME, anthropic/NAME, hf/HUB_ID or hf/FOLDER, ENDPOINT/NAME.")
+    forms = ", ".join(f"{name}/NAME" for name in model_registry.PROVIDERS)
+    print(f"Any provider/model id works with run: {forms} (hf/ also takes a FOLDER), ENDPOINT/NAME.")
     return 0
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
     if args.n < 1:
         raise UsageError("--n must be at least 1")
-    benchmark, items = generated_set(args.benchmark, _params(args.param), args.n, args.seed)
+    benchmark, items = generated_set(args.benchmark, parse_params(args.param), args.n, args.seed)
     out = Path(args.out)
     bar = ProgressBar(len(items), f"generate {benchmark.id}")
     write_generated(items, out, bar.update)
@@ -148,50 +157,12 @@ def cmd_generate(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_run(args: argparse.Namespace) -> int:
-    if args.shots < 0:
-        raise UsageError("--shots must be 0 or more")
-    if args.limit is not None and args.limit < 1:
-        raise UsageError("--limit must be at least 1")
-    if args.concurrency is not None and args.concurrency < 1:
-        raise UsageError("--concurrency must be at least 1")
-    perturb.check(args.perturb)
-    endpoints = model_registry.load_endpoints(args.models_file)
-    backends = [model_registry.resolve(model_id, endpoints) for model_id in dict.fromkeys(args.model)]
-    benchmark = get_benchmark(args.benchmark, data=args.data, params=_params(args.param))
-    items = select_items(benchmark.items(), args.limit, args.seed)
-    for note in getattr(benchmark, "notes", []):  # a custom folder's odd but accepted images
-        print(f"note: {note}", file=sys.stderr)
-    mode = Mode(args.shots, args.cot)
-    max_tokens = args.max_tokens or (2048 if args.cot else 512)
-    config = GenerateConfig(max_tokens=max_tokens, temperature=args.temperature, seed=args.seed)
-    plan = RunPlan(benchmark, items, backends, mode, args.perturb, config, args.concurrency)
-    with Store(args.store) as store:
-        bar = ProgressBar(len(items) * len(backends), f"{benchmark.id} {mode.label}")
-        try:
-            results = asyncio.run(run(plan, store, lambda result, progress: bar.show(progress)))
-        except KeyboardInterrupt:
-            bar.close()
-            print(f"interrupted: finished results are saved in {store.path}; run the same command to continue",
-                  file=sys.stderr)  # fmt: skip
-            return 130
-        bar.close()
-    print(_table(aggregate(results)))
-    errors = [r for r in results if r.error]
-    if errors:
-        print(f"{len(errors)} request(s) failed; first: {errors[0].error}", file=sys.stderr)
-        print("run the same command again to retry them", file=sys.stderr)
-    return 0
-
-
 def cmd_import(args: argparse.Namespace) -> int:
-    try:
-        Mode.parse(args.mode)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
+    Mode.parse(args.mode)
+    perturb.check(args.perturbation)
     benchmark = get_benchmark(args.benchmark, data=args.data)
     with Store(args.store) as store:
-        summary = import_file(Path(args.file), benchmark, args.model, args.mode, store)
+        summary = import_file(Path(args.file), benchmark, args.model, args.mode, store, args.perturbation)
     print(summary.describe())
     return 0
 
@@ -209,35 +180,5 @@ def cmd_report(args: argparse.Namespace) -> int:
     elif args.format == "csv":
         print(to_csv(rows), end="")
     else:
-        print(_table(rows) if rows else "no results match")
+        print(table(rows) if rows else "no results match")
     return 0
-
-
-# --- helpers ----------------------------------------------------------------------------
-
-
-def _params(pairs: Sequence[str]) -> dict[str, list[str]]:
-    params: dict[str, list[str]] = {}
-    for pair in pairs:
-        name, sep, values = pair.partition("=")
-        if not sep or not name.strip() or not values.strip():
-            raise UsageError(f"--param {pair!r}: write NAME=V1,V2,...")
-        params[name.strip()] = [v.strip() for v in values.split(",") if v.strip()]
-    return params
-
-
-def _table(rows: Sequence[Row]) -> str:
-    header = ["benchmark", "model", "mode", "perturbation", "group", "n", "accuracy", "95% CI", "unparsed", "refused"]
-    header += ["errors", "source"]
-    lines = [tuple(header)]
-    for row in rows:
-        accuracy = "-" if row.accuracy is None else f"{row.accuracy:.2f}"
-        interval = "-" if row.ci_low is None else f"{row.ci_low:.1f}-{row.ci_high:.1f}"
-        source = f"published ({row.paper.split(',')[0]})" if row.paper else row.source
-        n, unparsed, refused, errors = (
-            "-" if v is None else str(v) for v in (row.n, row.unparsed, row.refused, row.errors)
-        )
-        lines.append((row.benchmark, row.model, row.mode, row.perturbation, row.group, n, accuracy, interval, unparsed,
-                      refused, errors, source))  # fmt: skip
-    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
-    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip() for line in lines)

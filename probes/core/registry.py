@@ -1,4 +1,9 @@
-"""Benchmark ids -> factories: a dict and a decorator."""
+"""Benchmark ids -> factories, and which benchmarks are generated with which parameters.
+
+Every module under `probes/benchmarks/` registers itself on import, so a new benchmark is one new
+file and no list to edit; a generated family registers its class too, and every tab of the
+playground lists it (with a control per parameter) without a UI edit.
+"""
 
 from __future__ import annotations
 
@@ -7,38 +12,47 @@ import pkgutil
 from collections.abc import Callable
 from typing import Any
 
-from probes.core.types import Benchmark
+from probes.core.benchmark import Benchmark
+from probes.core.errors import UnknownBenchmark
 
 # A factory takes `data` (a local copy to read, or None) and `params` (NAME -> values to use
 # instead of the defaults) and raises BenchmarkError for what it cannot honour.
 Factory = Callable[..., Benchmark]
 FACTORIES: dict[str, Factory] = {}
-CUSTOM_PREFIX = "custom:"
+GENERATED: dict[str, type[Benchmark]] = {}  # id -> the generated family's class (its params, prompts)
+# Ids with a prefix and a free part (`custom:PATH`): prefix -> factory taking the free part.
+PREFIXES: dict[str, tuple[Callable[[str], Benchmark], str]] = {}
+_loaded = False
 
 
-class BenchmarkError(ValueError):
-    """A benchmark cannot be built as asked; the message says what to change."""
+def register(benchmark_id: str, generated: type[Benchmark] | None = None) -> Callable[[Factory], Factory]:
+    """Register a factory; `generated` names the class of a generated family, so the Probe,
+    Stimulus lab and Human tabs can list it with its parameters."""
 
-
-class UnknownBenchmark(BenchmarkError):
-    pass
-
-
-def register(benchmark_id: str) -> Callable[[Factory], Factory]:
     def wrap(factory: Factory) -> Factory:
         FACTORIES[benchmark_id] = factory
+        if generated is not None:
+            GENERATED[benchmark_id] = generated
         return factory
 
     return wrap
 
 
+def register_prefix(prefix: str, factory: Callable[[str], Benchmark], hint: str) -> None:
+    """Ids that start with `prefix`; `hint` tells users how to write one (`custom:PATH for ...`)."""
+    PREFIXES[prefix] = (factory, hint)
+
+
 def _load_all() -> None:
-    """Import every module under probes/benchmarks: each registers itself on import, so a new
-    benchmark is one new file and no list to edit."""
+    """Import every module under probes/benchmarks once: each registers itself on import."""
+    global _loaded
+    if _loaded:
+        return
     import probes.benchmarks as package
 
     for module in pkgutil.walk_packages(package.__path__, prefix="probes.benchmarks."):
         importlib.import_module(module.name)
+    _loaded = True
 
 
 def benchmark_ids() -> list[str]:
@@ -46,18 +60,22 @@ def benchmark_ids() -> list[str]:
     return sorted(FACTORIES)
 
 
+def generated_families() -> dict[str, type[Benchmark]]:
+    """Generated benchmarks (id -> class), in id order: what the stimulus tabs list."""
+    _load_all()
+    return dict(sorted(GENERATED.items()))
+
+
 def get_benchmark(benchmark_id: str, data: str | None = None, params: dict[str, Any] | None = None) -> Benchmark:
     """Build a benchmark. `data` points at a local copy where the benchmark reads one;
     `params` fixes or sweeps generator parameters (NAME -> list of values)."""
     _load_all()
-    if benchmark_id.startswith(CUSTOM_PREFIX):
-        from probes.benchmarks.custom import CustomFolder
-
-        return CustomFolder(benchmark_id[len(CUSTOM_PREFIX) :])
+    for prefix, (from_prefix, _) in PREFIXES.items():
+        if benchmark_id.startswith(prefix):
+            return from_prefix(benchmark_id[len(prefix) :])
     factory = FACTORIES.get(benchmark_id)
     if factory is None:
         known = ", ".join(sorted(FACTORIES))
-        raise UnknownBenchmark(
-            f"unknown benchmark {benchmark_id!r}; known: {known}, or custom:PATH for your own folder"
-        )
+        hints = "".join(f", or {hint}" for _, hint in PREFIXES.values())
+        raise UnknownBenchmark(f"unknown benchmark {benchmark_id!r}; known: {known}{hints}")
     return factory(data=data, params=params or {})

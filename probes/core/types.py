@@ -1,17 +1,17 @@
-"""The words the playground speaks: items, modes, parsed answers, results, benchmarks."""
+"""The words the playground speaks, as data only: items, modes, parsed answers, item references,
+results. Behaviour (how a benchmark asks and grades) lives in `probes.core.benchmark`."""
 
 from __future__ import annotations
 
 import re
-from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
 from PIL import Image
 
-from models.types import ImagePart, TextPart
+from probes.core.errors import UsageError
 
 
 class AnswerKind(StrEnum):
@@ -50,11 +50,13 @@ class ImageSource:
 
     `ref` names it for the store, never by its bytes: a generator's name, version and
     parameters, or a file's path, size and modification time. The store remembers each ref's
-    content hash, so a ref must change whenever the pixels could.
+    content hash, so a ref must change whenever the pixels could. `path` is the file it was read
+    from, when there is one (people judging a texture item are shown the same file).
     """
 
     ref: str
     load: Callable[[], Image.Image]
+    path: str | None = None
 
 
 @dataclass(frozen=True)
@@ -111,18 +113,116 @@ class Mode:
     def label(self) -> str:
         return f"{self.shots}-shot" + ("+CoT" if self.cot else "")
 
+    @property
+    def max_tokens(self) -> int:
+        """The default reply length: room for reasoning with chain of thought, short otherwise."""
+        return 2048 if self.cot else 512
+
     @classmethod
     def parse(cls, label: str) -> Mode:
         match = re.fullmatch(r"(\d+)-shot(\+CoT)?", label.strip())
         if not match:
-            raise ValueError(f"not a mode label: {label!r} (write e.g. 0-shot, 4-shot, 4-shot+CoT)")
+            raise UsageError(f"not a mode label: {label!r} (write e.g. 0-shot, 4-shot, 4-shot+CoT)")
         return cls(int(match.group(1)), bool(match.group(2)))
+
+
+@dataclass(frozen=True)
+class Condition:
+    """How an item is asked: a mode and a perturbation (a column of the Probe tab's grid)."""
+
+    mode: Mode = field(default_factory=Mode)
+    perturbation: str = "none"
+
+    @property
+    def label(self) -> str:
+        return self.mode.label if self.perturbation == "none" else f"{self.mode.label}, {self.perturbation}"
 
 
 @dataclass(frozen=True)
 class Parsed:
     value: Any  # None unless status is answered
     status: Status
+
+
+class Origin(StrEnum):
+    """Where a result came from: the scoreboard shows runs, imports and people by default, and
+    single probe clicks one filter away."""
+
+    RUN = "run"  # an evaluation run (command line or the Evaluate tab)
+    PROBE = "probe"  # one item asked on the Probe tab
+    HUMAN = "human"  # a person taking items
+    IMPORT = "import"  # replies produced elsewhere, graded here
+    JUDGEMENT = "judgement"  # people judging generated texture words
+
+
+@dataclass(frozen=True)
+class ItemRef:
+    """What a result remembers of the item it answers: enough to find or rebuild the item,
+    never image bytes. `images` are the content hashes of the images sent."""
+
+    benchmark: str
+    item_id: str
+    origin: Origin = Origin.RUN
+    seed: int | None = None
+    params: Mapping[str, Any] = field(default_factory=dict)
+    images: tuple[str, ...] = ()
+    image_refs: tuple[str, ...] = ()
+    image_files: tuple[str, ...] = ()  # files the images were read from, where there are files
+    source_file: str | None = None  # an import's file name
+    judge: str | None = None  # a judgement's judge
+
+    @classmethod
+    def of(cls, item: Item, origin: Origin = Origin.RUN, images: tuple[str, ...] = ()) -> ItemRef:
+        return cls(
+            benchmark=item.benchmark,
+            item_id=item.id,
+            origin=origin,
+            seed=item.seed,
+            params=dict(item.params),
+            images=tuple(images),
+            image_refs=tuple(source.ref for source in item.images),
+            image_files=tuple(source.path for source in item.images if source.path),
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain data for the store: empty fields left out."""
+        data: dict[str, Any] = {"benchmark": self.benchmark, "item_id": self.item_id, "origin": self.origin.value}
+        optional = {
+            "seed": self.seed,
+            "params": dict(self.params),
+            "images": list(self.images),
+            "image_refs": list(self.image_refs),
+            "image_files": list(self.image_files),
+            "source_file": self.source_file,
+            "judge": self.judge,
+        }
+        return data | {key: value for key, value in optional.items() if value not in (None, [], {})}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ItemRef:
+        """Also reads stores written before item references were typed (origin inferred)."""
+        origin = data.get("origin")
+        if origin is None:
+            if "imported_from" in data:
+                origin = Origin.IMPORT
+            elif "judge" in data:
+                origin = Origin.JUDGEMENT
+            elif data.get("taken_by") == "person":
+                origin = Origin.HUMAN
+            else:
+                origin = Origin.RUN
+        return cls(
+            benchmark=str(data.get("benchmark", "")),
+            item_id=str(data.get("item_id", "")),
+            origin=Origin(origin),
+            seed=data.get("seed"),
+            params=dict(data.get("params") or {}),
+            images=tuple(data.get("images") or ()),
+            image_refs=tuple(data.get("image_refs") or ()),
+            image_files=tuple(data.get("image_files") or ()),
+            source_file=data.get("source_file") or data.get("imported_from"),
+            judge=data.get("judge"),
+        )
 
 
 @dataclass
@@ -145,112 +245,23 @@ class Result:
     prompt_hash: str | None = None
     cache_key: str | None = None
     groups: Mapping[str, str] = field(default_factory=dict)
-    item_ref: Mapping[str, Any] = field(default_factory=dict)
+    item_ref: ItemRef | None = None
     cached: bool = False
     created_at: float | None = None
 
-
-class Benchmark(ABC):
-    """A set of items plus how to ask them. Subclasses fill `load_items` (and, for few-shot,
-    `load_examples`); the prompt hooks have defaults that suit most short-answer tasks."""
-
-    id: str = ""
-    title: str = ""
-    source: str = ""  # the paper
-    chance: float | None = None  # accuracy of a uniform guess, in percent
-
-    def __init__(self) -> None:
-        self._items: list[Item] | None = None
-        self._examples: list[Item] | None = None
-
-    def items(self) -> list[Item]:
-        if self._items is None:
-            self._items = self.load_items()
-        return self._items
-
-    def examples(self) -> list[Item]:
-        """The few-shot pool: never the items under test."""
-        if self._examples is None:
-            self._examples = self.load_examples()
-        return self._examples
-
-    @abstractmethod
-    def load_items(self) -> list[Item]:
-        """Every item under test, built cheaply: images load only when asked."""
-
-    def load_examples(self) -> list[Item]:
-        return []
-
-    def size_note(self) -> str:
-        return f"{len(self.items())} items"
-
-    def select_examples(self, item: Item, k: int) -> list[Item]:
-        """The k examples shown before `item`; default: the first k of the pool that share its
-        question wording (so the examples are asked exactly as the item is)."""
-        pool = [e for e in self.examples() if e.id != item.id]
-        same = [e for e in pool if e.question == item.question]
-        chosen = (same or pool)[:k]
-        if len(chosen) < k:
-            raise ValueError(f"{self.id} has {len(chosen)} few-shot examples for this item; {k} asked")
-        return chosen
-
-    def preamble(self, shots: int, cot: bool) -> str | None:
-        """Text before everything else in the first user turn (a task instruction), or None."""
-        return None
-
-    def query_prefix(self, shots: int, cot: bool) -> str | None:
-        """Text at the start of the item's own turn, after the examples ("Now you try it.")."""
-        return None
-
-    def render_question(self, item: Item) -> str:
-        if not item.options:
-            return item.question
-        lines = [f"{label}. {text}" for label, text in zip(item.labels, item.options, strict=False)]
-        return item.question + "\n" + "\n".join(lines)
-
-    def cot_instruction(self, item: Item) -> str:
-        """Appended to every question in CoT mode ("" when the preamble already asks for it)."""
-        return (
-            "Think step by step about what you see before answering. Then give your final "
-            "answer on the last line, formatted as 'Answer: <answer>', in the format the "
-            "question asks for."
-        )
-
-    def user_parts(self, item: Item, images: list[ImagePart], text: str) -> list[TextPart | ImagePart]:
-        """The parts of a user turn: by default the item's images, then its text. Benchmarks
-        whose images need labels (DiscriBench's "Image 1: ") interleave them here."""
-        return [*images, TextPart(text)]
-
-    def groups_for_category(self, category: str) -> dict[str, str]:
-        """Scoreboard groups of an imported record that names only its category."""
-        return {"category": category}
-
-    def parse_reply(self, reply: str, item: Item) -> Parsed:
-        """Read a reply. By default the shared parser; a paper with its own scoring rule
-        (DiscriBench's regex) overrides this to grade exactly as the paper did."""
-        from probes.reading.parsing import parse_item_reply  # parsing imports this module
-
-        return parse_item_reply(reply, item)
-
-    def grade(self, item: Item, parsed: Parsed) -> tuple[bool | None, float | None]:
-        """(correct, score). By default right or wrong, scoring 1 or 0; texture generation
-        overrides this with its match rate."""
-        from probes.analysis.scoring import grade  # scoring imports this module
-
-        if item.target is None:  # asked without an answer key (an upload): shown, not graded
-            return None, None
-        correct = grade(item.kind, parsed, item.target)
-        return correct, None if correct is None else float(correct)
-
-    def render_answer(self, example: Item, cot: bool) -> str:
-        """An example's assistant turn."""
-        if cot:
-            reasoning = example.reasoning or ""
-            return f"{reasoning}\nAnswer: {example.target_text()}".strip()
-        return example.target_text()
+    @property
+    def origin(self) -> Origin:
+        return self.item_ref.origin if self.item_ref else Origin.RUN
 
 
-def describe_groups(items: Sequence[Item]) -> list[str]:
+def jsonable(value: Any) -> Any:
+    """Tuples as lists (what JSON gives back), so stored and fresh values compare equal."""
+    if isinstance(value, tuple | list):
+        return [jsonable(v) for v in value]
+    return value
+
+
+def describe_groups(items: Iterable[Item]) -> list[str]:
     names: dict[str, None] = {}
     for item in items:
         for name in item.groups:

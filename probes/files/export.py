@@ -18,9 +18,10 @@ from typing import Any
 
 from models.png import encode_rgb_png
 from models.types import to_rgb
+from probes.core.benchmark import Benchmark
 from probes.core.registry import get_benchmark
 from probes.core.selection import select_items
-from probes.core.types import Benchmark, ImageSource, Item
+from probes.core.types import ImageSource, Item
 
 PARALLEL_FROM = 16  # fewer distinct images than this: starting processes costs more than it saves
 

@@ -21,6 +21,8 @@ from typing import NamedTuple
 from PIL import Image, ImageOps
 
 from models.types import to_rgb
+from probes.core.errors import InputRejected
+from probes.core.types import ImageSource
 
 MAX_FILE_BYTES = 50 * 1024 * 1024
 MAX_PIXELS = 40_000_000  # about 6300 x 6300; more is a decompression bomb, not a stimulus
@@ -45,7 +47,7 @@ _NOT_IMAGES = {
 }
 
 
-class ImageRejected(ValueError):
+class ImageRejected(InputRejected):
     """The file is not an image we accept; the message says why."""
 
 
@@ -138,6 +140,13 @@ def load_image(path: Path) -> Image.Image:
             return to_rgb(upright)
     except Exception as exc:  # noqa: BLE001 - as above: a damaged file fails in many ways
         raise ImageRejected(f"{_shown(path.name)}: the image data is damaged ({_reason(exc)})") from None
+
+
+def file_source(path: Path) -> ImageSource:
+    """A checked file as an item's image, loaded when a prompt needs it. Size and modification
+    time are in the ref, so an edited image is hashed (and asked) afresh."""
+    stat = path.stat()
+    return ImageSource(f"{path}@{stat.st_size}:{stat.st_mtime_ns}", lambda: load_image(path), path=str(path))
 
 
 def _reason(exc: BaseException) -> str:

@@ -9,22 +9,21 @@ typing 5 is the reply "5"), and the seconds they took are the result's latency.
 from __future__ import annotations
 
 import re
-import time
 
-from probes.core.registry import BenchmarkError
-from probes.core.types import Benchmark, Item, Mode, Result
+from probes.core.benchmark import Benchmark
+from probes.core.errors import NameRejected
+from probes.core.types import Condition, Item, ItemRef, Mode, Origin, Result
+from probes.reading.grading import grade_reply
 
 PROVIDER = "human"
-MODE = Mode(0, False).label  # people see no worked examples and are not asked for reasoning
-PERTURBATION = "none"
+# People see no worked examples, are not asked for reasoning, and see the item as it is.
+CONDITION = Condition(Mode(0, False), "none")
+MODE = CONDITION.mode.label
+PERTURBATION = CONDITION.perturbation
 MAX_NAME = 40
 # Letters of any script (a class in Tokyo types its names in kana), digits, space, - and _:
 # nothing that could be read as a path, a separator in an item id ("|") or markup.
 _NAME = re.compile(r"[^\W_]|[ _-]")
-
-
-class NameRejected(BenchmarkError):
-    """A person's name cannot be used; the message says what is allowed."""
 
 
 def check_name(text: str | None) -> str:
@@ -53,35 +52,5 @@ def answer_result(benchmark: Benchmark, item: Item, answer: str, name: str, seco
 
     Status `unparsed` means the answer could not be read in the item's format; a caller may ask
     again instead of recording it (a person can fix a typo, a model cannot)."""
-    parsed = benchmark.parse_reply(answer, item)
-    correct, score = benchmark.grade(item, parsed)
-    return Result(
-        benchmark=benchmark.id,
-        item_id=item.id,
-        model=model_id(name),
-        mode=MODE,
-        perturbation=PERTURBATION,
-        status=parsed.status,
-        reply=answer,
-        parsed=_jsonable(parsed.value),
-        correct=correct,
-        score=score,
-        target=_jsonable(item.target),
-        latency=round(max(0.0, seconds), 3),
-        groups=dict(item.groups),
-        item_ref={
-            "benchmark": item.benchmark,
-            "item_id": item.id,
-            "seed": item.seed,
-            "params": dict(item.params),
-            "image_refs": [source.ref for source in item.images],
-            "taken_by": "person",
-        },
-        created_at=time.time(),
-    )
-
-
-def _jsonable(value):
-    if isinstance(value, tuple):
-        return [_jsonable(v) for v in value]
-    return value
+    ref = ItemRef.of(item, Origin.HUMAN)
+    return grade_reply(benchmark, item, answer, model_id(name), CONDITION, ref, latency=round(max(0.0, seconds), 3))

@@ -8,19 +8,21 @@ benchmark's items are not available here, `target` (option text or letter, or th
 
 from __future__ import annotations
 
-import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from probes.core.registry import BenchmarkError
-from probes.core.types import AnswerKind, Benchmark, Item, Mode, Result, option_labels
+from probes.asking.perturb import check as check_perturbation
+from probes.core.benchmark import Benchmark
+from probes.core.errors import InputRejected
+from probes.core.types import AnswerKind, Condition, Item, ItemRef, Mode, Origin, Result, option_labels
 from probes.files.jsonl import MAX_OPTION_CHARS, MAX_RESPONSE_CHARS, read_lines, too_long
+from probes.reading.grading import grade_reply
 from probes.running.store import Store
 
 
-class RecordError(BenchmarkError):
+class RecordError(InputRejected):
     """A record cannot be imported; the message names the file and line."""
 
 
@@ -58,8 +60,12 @@ def read_records(path: Path) -> list[tuple[int, dict[str, Any]]]:
     return records
 
 
-def import_file(path: Path, benchmark: Benchmark, model: str, mode: str, store: Store) -> ImportSummary:
-    Mode.parse(mode)  # a typo in the label must not create a new column of results
+def import_file(
+    path: Path, benchmark: Benchmark, model: str, mode: str, store: Store, perturbation: str = "none"
+) -> ImportSummary:
+    """Grade every record of `path` as `model`'s replies under `mode` and `perturbation` (the
+    condition they were produced in elsewhere) and store them."""
+    condition = Condition(Mode.parse(mode), check_perturbation(perturbation))  # a typo must not make a new column
     records = read_records(path)
     known: dict[str, Item] | None = None
     results: list[Result] = []
@@ -76,26 +82,8 @@ def import_file(path: Path, benchmark: Benchmark, model: str, mode: str, store: 
                     f"{where}: {benchmark.id} has no item {item_id!r}; give target (and options) in the record"
                 )
             item = known[item_id]
-        parsed = benchmark.parse_reply(record["response"], item)
-        correct, score = benchmark.grade(item, parsed)
-        results.append(
-            Result(
-                benchmark=benchmark.id,
-                item_id=item_id,
-                model=model,
-                mode=mode,
-                perturbation="none",
-                status=parsed.status,
-                reply=record["response"],
-                parsed=list(parsed.value) if isinstance(parsed.value, tuple) else parsed.value,
-                correct=correct,
-                score=score,
-                target=list(item.target) if isinstance(item.target, tuple) else item.target,
-                groups=dict(item.groups),
-                item_ref={"benchmark": benchmark.id, "item_id": item_id, "imported_from": path.name},
-                created_at=time.time(),
-            )
-        )
+        ref = ItemRef(benchmark.id, item_id, Origin.IMPORT, source_file=path.name)
+        results.append(grade_reply(benchmark, item, record["response"], model, condition, ref))
     ids = Counter(r.item_id for r in results)
     repeated = [item_id for item_id, count in ids.items() if count > 1]
     if repeated:

@@ -26,12 +26,13 @@ from pathlib import Path
 from typing import Any
 
 from models.types import Output, Usage
-from probes.core.types import Result, Status
+from probes.core.types import ItemRef, Origin, Result, Status
 
-SCHEMA_VERSION = 2  # 2: results.score
+SCHEMA_VERSION = 3  # 2: results.score; 3: results.origin
 RESULT_COLUMNS = (
     "benchmark", "item_id", "model", "mode", "perturbation", "status", "reply", "parsed", "correct", "score", "target",
     "latency", "input_tokens", "output_tokens", "error", "prompt_hash", "cache_key", "groups", "item_ref", "created_at",
+    "origin",
 )  # fmt: skip
 _INSERT_RESULT = (
     f"INSERT OR REPLACE INTO results ({', '.join(RESULT_COLUMNS)}) VALUES ({', '.join('?' * len(RESULT_COLUMNS))})"
@@ -70,6 +71,7 @@ CREATE TABLE IF NOT EXISTS results (
     groups TEXT NOT NULL,
     item_ref TEXT NOT NULL,
     created_at REAL NOT NULL,
+    origin TEXT NOT NULL DEFAULT 'run',
     PRIMARY KEY (benchmark, item_id, model, mode, perturbation)
 );
 CREATE INDEX IF NOT EXISTS results_by_model ON results (model, benchmark);
@@ -104,6 +106,13 @@ class Store:
             if "score" not in columns:  # a version 1 store: every score was right/wrong
                 self._db.execute("ALTER TABLE results ADD COLUMN score REAL")
                 self._db.execute("UPDATE results SET score = correct WHERE status != 'error'")
+            if "origin" not in columns:  # before version 3: the origin is read off the item reference
+                self._db.execute("ALTER TABLE results ADD COLUMN origin TEXT NOT NULL DEFAULT 'run'")
+                for key, origin in (("imported_from", "import"), ("judge", "judgement"), ("taken_by", "human")):
+                    self._db.execute(
+                        "UPDATE results SET origin = ? WHERE json_extract(item_ref, ?) IS NOT NULL",
+                        (origin, f"$.{key}"),
+                    )
             self._db.execute(
                 "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
             )
@@ -175,7 +184,8 @@ class Store:
              result.reply, json.dumps(result.parsed), None if result.correct is None else int(result.correct),
              result.score, json.dumps(result.target), result.latency, result.input_tokens, result.output_tokens, result.error,
              result.prompt_hash, result.cache_key, json.dumps(dict(result.groups), sort_keys=True),
-             json.dumps(dict(result.item_ref), sort_keys=True, default=str), now)
+             json.dumps(result.item_ref.as_dict() if result.item_ref else {}, sort_keys=True, default=str), now,
+             result.origin.value)
             for result, _, _ in entries
         ]  # fmt: skip
         with self._transaction():
@@ -209,15 +219,16 @@ class Store:
         return [_result(row) for row in rows]
 
     def scored(self) -> list[Result]:
-        """Every result with only what scoreboards aggregate (no replies, answers or item
-        references): a fraction of the decoding work of `results()` on a large store."""
+        """Every result with only what scoreboards aggregate (no replies, answers, or item
+        references beyond their origin): a fraction of the decoding work of `results()`."""
         with self._lock:
             rows = self._db.execute(
-                "SELECT benchmark, item_id, model, mode, perturbation, status, correct, score, latency, groups"
+                "SELECT benchmark, item_id, model, mode, perturbation, status, correct, score, latency, groups, origin"
                 " FROM results"  # no ORDER BY: aggregation does not care, and sorting 100,000 rows does
             ).fetchall()
         groups: dict[str, dict[str, str]] = {}  # results share a few distinct group sets: decode each once
         statuses = {status.value: status for status in Status}
+        origins = {origin.value: origin for origin in Origin}
         return [
             Result(
                 benchmark,
@@ -230,8 +241,9 @@ class Store:
                 score=score,
                 latency=latency,
                 groups=groups[raw] if raw in groups else groups.setdefault(raw, json.loads(raw)),
+                item_ref=ItemRef(benchmark, item_id, origins[origin]),
             )  # fmt: skip
-            for benchmark, item_id, model, mode, perturbation, status, correct, score, latency, raw in rows
+            for benchmark, item_id, model, mode, perturbation, status, correct, score, latency, raw, origin in rows
         ]
 
     def count(self) -> int:
@@ -241,7 +253,7 @@ class Store:
 
 def _result(row: tuple[Any, ...]) -> Result:
     (benchmark, item_id, model, mode, perturbation, status, reply, parsed, correct, score, target,
-     latency, input_tokens, output_tokens, error, prompt_hash, cache_key, groups, item_ref, created_at) = row  # fmt: skip
+     latency, input_tokens, output_tokens, error, prompt_hash, cache_key, groups, item_ref, created_at, _) = row  # fmt: skip
     return Result(
         benchmark=benchmark,
         item_id=item_id,
@@ -261,6 +273,6 @@ def _result(row: tuple[Any, ...]) -> Result:
         prompt_hash=prompt_hash,
         cache_key=cache_key,
         groups=json.loads(groups),
-        item_ref=json.loads(item_ref),
+        item_ref=ItemRef.from_dict(json.loads(item_ref)),
         created_at=created_at,
     )

@@ -4,10 +4,10 @@ import asyncio
 
 import pytest
 
-from models.registry import create
 from probes.analysis.scoring import aggregate
 from probes.core.registry import get_benchmark
 from probes.core.selection import select_items
+from probes.running.answerers import create
 from probes.running.runner import RunPlan, run
 
 

@@ -10,11 +10,11 @@ from collections import defaultdict
 
 import pytest
 
-from models.registry import create
 from models.types import GenerateConfig
-from probes.cli.commands import select_items
 from probes.core.registry import get_benchmark
+from probes.core.selection import select_items
 from probes.core.types import Status
+from probes.running.answerers import create
 from probes.running.runner import RunPlan, run
 from tests.support.fake_servers import FakeAnthropicServer, FakeOpenAIServer
 from tests.support.faults import FaultPlan

@@ -44,7 +44,7 @@ def test_a_yes_no_answer_is_graded_and_timed():
     assert (bad.correct, bad.score) == (False, 0.0)
     assert (good.model, good.mode, good.perturbation, good.latency) == ("human/Ada", "0-shot", "none", 3.212)
     assert good.reply == right and good.parsed == item.target
-    assert good.groups == dict(item.groups) and good.item_ref["item_id"] == item.id
+    assert good.groups == dict(item.groups) and good.item_ref.item_id == item.id
 
 
 def test_a_chosen_label_and_typed_numbers_and_pairs_go_through_the_parser(tmp_path):

@@ -7,17 +7,18 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from probes.analysis.scoring import aggregate
-from probes.baselines.chance import ChanceBackend
+from probes.baselines.chance import ChanceBaseline
 from probes.benchmarks.shitsukan import judgement
-from probes.core.registry import BenchmarkError, get_benchmark
-from probes.core.types import Result, Status
+from probes.core.errors import BenchmarkError, NameRejected
+from probes.core.registry import get_benchmark
+from probes.core.types import ItemRef, Result, Status
 from probes.running.runner import RunPlan, run
 from tests.conftest import run_cli
 
 
 def generation(item_id: str, words, status=Status.ANSWERED, model="m/a", mode="0-shot") -> Result:
     return Result("shitsukan/generation", item_id, model, mode, "none", status, parsed=words,
-                  groups={"lang": "ja"}, item_ref={"params": {"object": "石", "lang": "ja"}})  # fmt: skip
+                  groups={"lang": "ja"}, item_ref=ItemRef("shitsukan/generation", item_id, params={"object": "石", "lang": "ja"}))  # fmt: skip
 
 
 def generated(item_id: str = "stone|ja", model: str = "m/a") -> judgement.Generated:
@@ -54,7 +55,7 @@ def test_a_judgement_scores_its_share_of_natural_words():
     )
     with pytest.raises(BenchmarkError, match="judge all 3 words"):
         judgement.judgement_result(generated(), "Ada", [True], 1.0)
-    with pytest.raises(BenchmarkError, match="letters, digits"):
+    with pytest.raises(NameRejected, match="letters, digits"):
         judgement.judgement_result(generated(), "A|B", [True, True, True], 1.0)
 
 
@@ -78,7 +79,7 @@ def test_eq1_is_the_mean_over_judges_and_items_and_a_new_verdict_replaces_the_ol
 
 def test_a_chance_run_on_the_sample_is_judged_and_reported(tmp_path, store):
     benchmark = get_benchmark("shitsukan/generation")
-    plan = RunPlan(benchmark, benchmark.items()[:2], [ChanceBackend()])
+    plan = RunPlan(benchmark, benchmark.items()[:2], [ChanceBaseline()])
     # A thread of its own: after the browser tests, playwright's loop runs in the main thread.
     with ThreadPoolExecutor(1) as pool:
         pool.submit(asyncio.run, run(plan, store)).result()

@@ -15,13 +15,14 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw, ImageFont
 
-from models.registry import catalogue, create
 from models.types import GenerateConfig, ImagePart, ProviderError, TextPart, user
-from probes.asking.prompting import build_prompt
+from probes.asking.prompting import Prompt, build_prompt, prompt_hash
 from probes.baselines.pixels.imaging import components
 from probes.baselines.pixels.subway import name_letter
-from probes.core.registry import UnknownBenchmark, get_benchmark
-from probes.core.types import Mode
+from probes.core.errors import UnknownBenchmark
+from probes.core.registry import get_benchmark
+from probes.core.types import AnswerKind, Item, Mode
+from probes.running.answerers import catalogue, create
 from probes.stimuli.line_intersections import LinePlot
 from tests.conftest import run_cli
 
@@ -50,7 +51,7 @@ def ask(backend, benchmark, item, mode: Mode | None = None) -> str:
     mode = mode or Mode()
     examples = benchmark.select_examples(item, mode.shots) if mode.shots else []
     prompt = build_prompt(benchmark, item, mode, examples, image_parts)
-    return asyncio.run(backend.generate(prompt.messages, GenerateConfig())).text
+    return asyncio.run(backend.answer(item, prompt, GenerateConfig())).text
 
 
 def grade(benchmark, item, reply: str) -> bool:
@@ -119,7 +120,13 @@ def test_an_unknown_question_or_a_missing_image_raises_instead_of_guessing(pixel
     with pytest.raises(ProviderError, match="does not know this question"):
         _reply(pixels, image, "What colour is the sky in this picture?")
     with pytest.raises(ProviderError, match="no image"):
-        asyncio.run(pixels.generate([user("How many squares are in the image?")], GenerateConfig()))
+        asyncio.run(
+            pixels.answer(
+                _loose_item("How many squares are in the image?"),
+                _prompt(user("How many squares are in the image?")),
+                GenerateConfig(),
+            )
+        )
 
 
 def test_a_picture_that_is_not_the_stimulus_raises(pixels):
@@ -169,9 +176,18 @@ def test_connected_components_match_a_flood_fill():
             assert sorted(components(mask, diagonal).area.tolist()) == _flood_fill_areas(mask, diagonal)
 
 
+def _loose_item(text: str) -> Item:
+    """A question asked outside any benchmark (an upload): only its text and image say what it is."""
+    return Item("upload", "q", text, (), AnswerKind.TEXT, None)
+
+
+def _prompt(message) -> Prompt:
+    return Prompt((message,), prompt_hash((message,)))
+
+
 def _reply(backend, image: Image.Image, text: str) -> str:
     message = user(ImagePart(image), TextPart(text))
-    return asyncio.run(backend.generate([message], GenerateConfig())).text
+    return asyncio.run(backend.answer(_loose_item(text), _prompt(message), GenerateConfig())).text
 
 
 def _nested_squares_image(count: int) -> Image.Image:

@@ -7,11 +7,13 @@ import io
 import pytest
 from PIL import Image
 
-from models.registry import create, load_endpoints
+from models.registry import load_endpoints
 from models.types import GenerateConfig, Unavailable, user
+from probes.core.errors import RunError
 from probes.core.registry import get_benchmark
 from probes.core.types import Mode, Status
-from probes.running.runner import RunError, RunPlan, run
+from probes.running.answerers import create
+from probes.running.runner import RunPlan, run
 from tests.support.fake_servers import FakeAnthropicServer, FakeOpenAIServer, anthropic_images, openai_images
 
 

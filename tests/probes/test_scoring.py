@@ -1,7 +1,8 @@
 import pytest
 
-from probes.analysis.scoring import aggregate, grade, wilson
+from probes.analysis.scoring import aggregate, wilson
 from probes.core.types import AnswerKind, Parsed, Result, Status
+from probes.reading.correctness import is_correct as grade
 from probes.reading.parsing import parse
 
 

@@ -1,6 +1,5 @@
 """The item sample a limit and a seed pick: the CLI and the Evaluate tab share it."""
 
-from probes.cli import commands as cli
 from probes.core.registry import get_benchmark
 from probes.core.selection import select_items
 
@@ -33,4 +32,6 @@ def test_a_larger_limit_keeps_the_smaller_sample():
 
 
 def test_the_command_line_uses_the_same_selection():
-    assert cli.select_items is select_items
+    from probes.cli import run_command
+
+    assert run_command.select_items is select_items

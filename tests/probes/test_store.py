@@ -2,13 +2,13 @@ import sqlite3
 import threading
 
 from models.types import Output, Usage
-from probes.core.types import Result, Status
+from probes.core.types import ItemRef, Result, Status
 from probes.running.store import Store
 
 
 def _result(item_id, model="m", status=Status.ANSWERED, key=None):
     return Result("bench", item_id, model, "0-shot", "none", status, reply="Yes", parsed="yes", correct=True,
-                  target="yes", cache_key=key, groups={"prompt": "touching"}, item_ref={"images": ["abc"]})  # fmt: skip
+                  target="yes", cache_key=key, groups={"prompt": "touching"}, item_ref=ItemRef("bench", item_id, images=("abc",)))  # fmt: skip
 
 
 def test_results_round_trip_and_replace_instead_of_duplicating(tmp_path):

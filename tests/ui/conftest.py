@@ -10,6 +10,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
+
+# Every wait is on a condition, with room for a loaded 2-core CI machine: playwright's own
+# default (5 s) once failed there while the app was busy drawing a chart.
+WAIT_MS = 60_000
+expect.set_options(timeout=WAIT_MS)
 
 BROWSER_ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update", "--disable-gpu"]
 
@@ -22,10 +28,10 @@ def free_port() -> int:
 
 def reset_caches() -> None:
     """Process-wide caches hold backends and the store path: each app gets fresh ones."""
-    from models import registry
+    from probes.running import answerers
     from ui import common, items
 
-    registry._shared.clear()
+    answerers._shared.clear()
     common.store.cache_clear()
     common.endpoints.cache_clear()
     items._benchmark.cache_clear()
@@ -76,7 +82,7 @@ def browser() -> Iterator:
 def page(browser, tmp_path) -> Iterator:
     context = browser.new_context(viewport={"width": 1400, "height": 1600})
     page = context.new_page()
-    page.set_default_timeout(30_000)
+    page.set_default_timeout(WAIT_MS)
     yield page
     context.close()
 

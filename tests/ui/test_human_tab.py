@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 from playwright.sync_api import expect
 
 from probes.analysis.scoring import aggregate
-from probes.baselines.chance import ChanceBackend
+from probes.baselines.chance import ChanceBaseline
 from probes.core.registry import get_benchmark
 from probes.core.selection import select_items
 from probes.running.runner import RunPlan, run
@@ -113,7 +113,7 @@ def test_a_bad_name_is_refused_and_two_people_do_not_share_a_session(serve, brow
 def test_judging_two_of_three_words_natural_gives_a_judgement_score_of_66_67(serve, page, tmp_path):
     with Store(tmp_path / "home" / "results.sqlite") as store:  # the store the app will open
         benchmark = get_benchmark("shitsukan/generation")  # the bundled sample folder, offline
-        plan = RunPlan(benchmark, benchmark.items()[:2], [ChanceBackend()])
+        plan = RunPlan(benchmark, benchmark.items()[:2], [ChanceBaseline()])
         # In a thread of its own: playwright's sync API already runs an event loop in this one.
         with ThreadPoolExecutor(1) as pool:
             results = pool.submit(asyncio.run, run(plan, store)).result()

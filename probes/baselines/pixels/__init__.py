@@ -17,6 +17,8 @@ from typing import Any
 from PIL import Image
 
 from models.types import GenerateConfig, Message, Output, ProviderError, to_rgb
+from probes.asking.prompting import Prompt
+from probes.baselines.base import ItemBaseline
 from probes.baselines.pixels import questions
 from probes.baselines.pixels.circles import read_circle_pair
 from probes.baselines.pixels.grid import read_grid
@@ -25,14 +27,16 @@ from probes.baselines.pixels.lines import count_line_meetings
 from probes.baselines.pixels.questions import Question, Task
 from probes.baselines.pixels.shapes import count_nested_squares, count_olympic_shapes
 from probes.baselines.pixels.subway import count_paths
+from probes.benchmarks.generated import format_answer
+from probes.core.types import AnswerKind, Item
 
-__all__ = ["PixelsBackend", "answer"]
+__all__ = ["PixelsBaseline", "answer"]
 
 # A solver reads one task's picture: the reply in the question's format, and what it measured.
 Solver = Callable[[Question, Image.Image], tuple[str, dict[str, Any]]]
 
 
-class PixelsBackend:
+class PixelsBaseline(ItemBaseline):
     """Offline, deterministic, no weights: each answer is a measurement of the image."""
 
     model_id = "baseline/pixels"
@@ -40,17 +44,10 @@ class PixelsBackend:
     endpoint = "local:pixels-v1"
     default_concurrency = 2  # CPU-bound numpy work in threads: about one per core
 
-    def check(self) -> None:
-        return None
-
-    async def generate(
-        self,
-        messages: Sequence[Message],
-        config: GenerateConfig,
-        answer_space: Sequence[str] | None = None,
-    ) -> Output:
+    async def answer(self, item: Item, prompt: Prompt, config: GenerateConfig) -> Output:
+        """Reads what the model would be sent: the last user turn's question and image."""
         started = time.perf_counter()
-        text, image = _last_question(messages)
+        text, image = _last_question(prompt.messages)
         reply, raw = await asyncio.to_thread(answer, text, image)
         return Output(text=reply, latency=time.perf_counter() - started, raw=raw)
 
@@ -81,26 +78,26 @@ def _circles(question: Question, image: Image.Image) -> tuple[str, dict[str, Any
     pair = read_circle_pair(image)
     verdict = pair.touching if question.task is Task.TOUCHING else pair.overlapping
     measured = {"apart": pair.apart, "overlap_depth_px": round(pair.depth, 2), "diameter_px": round(pair.diameter, 1)}
-    return questions.yes_no(verdict), measured
+    return format_answer(question.text, AnswerKind.YES_NO, "yes" if verdict else "no"), measured
 
 
 def _counted(count: Callable[[Image.Image], int]) -> Solver:
     def solve(question: Question, image: Image.Image) -> tuple[str, dict[str, Any]]:
         value = count(image)
-        return questions.number(question, value), {"count": value}
+        return format_answer(question.text, AnswerKind.NUMBER, value), {"count": value}
 
     return solve
 
 
 def _grid(question: Question, image: Image.Image) -> tuple[str, dict[str, Any]]:
     rows, columns = read_grid(image)
-    return questions.rows_columns(question, rows, columns), {"rows": rows, "columns": columns}
+    return format_answer(question.text, AnswerKind.PAIR, (rows, columns)), {"rows": rows, "columns": columns}
 
 
 def _subway(question: Question, image: Image.Image) -> tuple[str, dict[str, Any]]:
     start, end = question.stations
     value = count_paths(image, start, end)
-    return questions.number(question, value), {"from": start, "to": end, "count": value}
+    return format_answer(question.text, AnswerKind.NUMBER, value), {"from": start, "to": end, "count": value}
 
 
 SOLVERS: dict[Task, Solver] = {

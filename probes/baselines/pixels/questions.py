@@ -1,7 +1,6 @@
-"""Which BlindTest question is being asked, and how the question wants its answer written.
-
-Only the question's text decides: the answerer never sees an item's metadata or its answer.
-"""
+"""Which BlindTest question is being asked, read from the question's text alone (the answerer
+never sees an item's metadata or its answer). The answer is then written as the benchmarks
+write their own examples' answers (`probes.benchmarks.generated.format_answer`)."""
 
 from __future__ import annotations
 
@@ -59,23 +58,6 @@ def recognise(text: str) -> Question | None:
         if pattern.search(source):
             return Question(task, lowered)
     return None
-
-
-def yes_no(answer: bool) -> str:
-    return "Yes" if answer else "No"
-
-
-def number(question: Question, value: int) -> str:
-    """ "{3}" when the question asks for curly brackets, else the bare number."""
-    return f"{{{value}}}" if _wants_braces(question.text) else str(value)
-
-
-def rows_columns(question: Question, rows: int, columns: int) -> str:
-    """ "rows={5} columns={6}" or "(5,6)", as the question's example shows."""
-    text = question.text
-    if "rows={" in text.replace(" ", "") or (_wants_braces(text) and "(" not in text):
-        return f"rows={{{rows}}} columns={{{columns}}}"
-    return f"({rows},{columns})"
 
 
 def final(text: str, answer: str) -> str:

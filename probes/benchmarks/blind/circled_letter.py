@@ -125,7 +125,7 @@ class CircledLetterBenchmark(GeneratedBenchmark):
         )
 
 
-@register("blind/circled-letter")
+@register("blind/circled-letter", generated=CircledLetterBenchmark)
 def circled_letter(data: str | None = None, params=None):
     if data is not None:
         return released(CircledLetterBenchmark.id, data, CircledLetterBenchmark, params)

@@ -123,7 +123,7 @@ class GridCount(GeneratedBenchmark):
         )
 
 
-@register("blind/grid-count")
+@register("blind/grid-count", generated=GridCount)
 def grid_count(data: str | None = None, params=None):
     if data is not None:
         return released(GridCount.id, data, GridCount, params)

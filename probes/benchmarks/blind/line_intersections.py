@@ -198,7 +198,7 @@ class LineIntersections(GeneratedBenchmark):
         )
 
 
-@register("blind/line-intersections")
+@register("blind/line-intersections", generated=LineIntersections)
 def line_intersections(data: str | None = None, params=None):
     if data is not None:  # the paper's own release (XAI/vlmsareblind), from the Hub or a copy
         return released(LineIntersections.id, data, LineIntersections, params)

@@ -138,7 +138,7 @@ class NestedSquaresBenchmark(GeneratedBenchmark):
         )
 
 
-@register("blind/nested-squares")
+@register("blind/nested-squares", generated=NestedSquaresBenchmark)
 def nested_squares(data: str | None = None, params=None):
     if data is not None:  # the paper's own release (XAI/vlmsareblind), from the Hub or a copy
         return released(NestedSquaresBenchmark.id, data, NestedSquaresBenchmark, params)

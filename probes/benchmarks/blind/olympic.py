@@ -155,14 +155,14 @@ class OlympicPentagons(OlympicBenchmark):
     sizes = ("1/20", "1/14")
 
 
-@register("blind/olympic-circles")
+@register("blind/olympic-circles", generated=OlympicCircles)
 def olympic_circles(data: str | None = None, params=None):
     if data is not None:
         return released(OlympicCircles.id, data, OlympicCircles, params)
     return OlympicCircles(params)
 
 
-@register("blind/olympic-pentagons")
+@register("blind/olympic-pentagons", generated=OlympicPentagons)
 def olympic_pentagons(data: str | None = None, params=None):
     if data is not None:
         return released(OlympicPentagons.id, data, OlympicPentagons, params)

@@ -15,8 +15,9 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from probes.core.registry import BenchmarkError
-from probes.core.types import AnswerKind, Benchmark, ImageSource, Item
+from probes.core.benchmark import Benchmark
+from probes.core.errors import BenchmarkError
+from probes.core.types import AnswerKind, ImageSource, Item
 
 HUB_ID = "XAI/vlmsareblind"
 

@@ -146,7 +146,7 @@ class SubwayPaths(GeneratedBenchmark):
         return pool[:k]
 
 
-@register("blind/subway-paths")
+@register("blind/subway-paths", generated=SubwayPaths)
 def subway_paths(data: str | None = None, params=None):
     if data is not None:
         return released(SubwayPaths.id, data, SubwayPaths, params)

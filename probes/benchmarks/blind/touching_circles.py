@@ -88,7 +88,7 @@ class TouchingCircles(GeneratedBenchmark):
         return f"{seen} So they are {'' if yes else 'not '}{verb}."
 
 
-@register("blind/touching-circles")
+@register("blind/touching-circles", generated=TouchingCircles)
 def touching_circles(data: str | None = None, params=None):
     if data is not None:
         return released(TouchingCircles.id, data, TouchingCircles, params)

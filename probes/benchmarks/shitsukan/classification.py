@@ -29,7 +29,8 @@ import random
 from collections.abc import Mapping, Sequence
 
 from probes.benchmarks.shitsukan.folder import FolderError, Phrase, Record, TextureBenchmark, normalise_word
-from probes.core.registry import BenchmarkError, register
+from probes.core.errors import BenchmarkError
+from probes.core.registry import register
 from probes.core.types import AnswerKind, Item, LabelStyle
 
 BENCHMARK_ID = "shitsukan/classification"

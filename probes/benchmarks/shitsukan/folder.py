@@ -35,9 +35,10 @@ from typing import Any, ClassVar
 
 from probes.benchmarks.custom import FolderError
 from probes.benchmarks.shitsukan import SOURCE
-from probes.core.registry import BenchmarkError
-from probes.core.types import Benchmark, ImageSource, Item
-from probes.files.images import ImageRejected, check_image_file, load_image
+from probes.core.benchmark import Benchmark
+from probes.core.errors import BenchmarkError
+from probes.core.types import ImageSource, Item
+from probes.files.images import ImageRejected, check_image_file, file_source
 from probes.files.jsonl import problems, read_objects
 
 SAMPLE_FOLDER = Path(__file__).resolve().parents[3] / "assets" / "samples" / "shitsukan"
@@ -195,9 +196,7 @@ def _image(folder: Path, name: str) -> ImageSource:
         check_image_file(path)
     except ImageRejected as exc:
         raise FolderError(f"image {exc}") from None
-    stat = path.stat()
-    # Size and modification time in the ref: an edited image is hashed (and asked) afresh.
-    return ImageSource(f"{path}@{stat.st_size}:{stat.st_mtime_ns}", lambda: load_image(path))
+    return file_source(path)
 
 
 def _english_consistency(records: Sequence[Record], name: str) -> list[str]:

@@ -21,16 +21,16 @@ items to ask a model.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from probes.benchmarks.shitsukan.generation import BENCHMARK_ID as GENERATION_ID
 from probes.benchmarks.shitsukan.generation import WORDS_ASKED
-from probes.core.registry import BenchmarkError
-from probes.core.types import Result, Status
+from probes.core.errors import BenchmarkError
+from probes.core.types import AnswerKind, Condition, Item, ItemRef, Mode, Origin, Result, Status
 from probes.people.human import check_name
+from probes.reading.grading import new_result
 
 BENCHMARK_ID = "shitsukan/judgement"
 SEPARATOR = "|"
@@ -78,7 +78,7 @@ def judgeable(results: Iterable[Result]) -> list[Generated]:
             or not all(isinstance(w, str) for w in words)
         ):
             continue
-        params = dict(result.item_ref.get("params") or {})
+        ref = result.item_ref or ItemRef(result.benchmark, result.item_id)
         found.append(
             Generated(
                 result.item_id,
@@ -86,20 +86,12 @@ def judgeable(results: Iterable[Result]) -> list[Generated]:
                 result.mode,
                 result.perturbation,
                 tuple(words),
-                params.get("object"),
-                params.get("lang") or result.groups.get("lang"),
-                _image_path(result.item_ref.get("image_refs")),
+                ref.params.get("object"),
+                ref.params.get("lang") or result.groups.get("lang"),
+                next((path for path in ref.image_files if Path(path).is_file()), None),
             )  # fmt: skip
         )
     return sorted(found, key=lambda g: (g.key, g.item_id))
-
-
-def _image_path(refs: Sequence[str] | None) -> str | None:
-    """A folder image's ref is `PATH@SIZE:MTIME`; the path, if the file is still there."""
-    if not refs:
-        return None
-    path = Path(str(refs[0]).rpartition("@")[0] or str(refs[0]))
-    return str(path) if path.is_file() else None
 
 
 def item_key(item_id: str, judge: str) -> str:
@@ -125,22 +117,23 @@ def judgement_result(generated: Generated, judge: str, natural: Sequence[bool], 
     name = check_name(judge)
     verdicts = [bool(v) for v in natural]
     groups = {"judge": name} | ({"lang": generated.lang} if generated.lang else {})
-    return Result(
-        benchmark=BENCHMARK_ID,
-        item_id=item_key(generated.item_id, name),
-        model=generated.model,
-        mode=generated.mode,
-        perturbation=generated.perturbation,
-        status=Status.ANSWERED,
+    # The judged "item" is one generation seen by one judge: a judge who marks it again
+    # replaces their earlier verdict.
+    judged = Item(BENCHMARK_ID, item_key(generated.item_id, name), "", (), AnswerKind.WORDS, list(generated.words),
+                  groups=groups)  # fmt: skip
+    condition = Condition(Mode.parse(generated.mode), generated.perturbation)
+    ref = ItemRef(GENERATION_ID, generated.item_id, Origin.JUDGEMENT, judge=name)
+    return new_result(
+        judged,
+        generated.model,
+        condition,
+        ref,
+        Status.ANSWERED,
         reply=", ".join("natural" if v else "not natural" for v in verdicts),
         parsed=verdicts,
         correct=None,
         score=sum(verdicts) / len(verdicts),
-        target=list(generated.words),
         latency=round(max(0.0, seconds), 3),
-        groups=groups,
-        item_ref={"benchmark": GENERATION_ID, "item_id": generated.item_id, "judge": name},
-        created_at=time.time(),
     )
 
 
@@ -156,6 +149,6 @@ def judgement_score(results: Iterable[Result], key: tuple[str, str, str] | None 
     if not chosen:
         return Score(None, 0, 0, 0)
     judges = {r.groups.get("judge") for r in chosen}
-    items = {r.item_ref.get("item_id") for r in chosen}
+    items = {r.item_ref.item_id if r.item_ref else r.item_id.rpartition(SEPARATOR)[0] for r in chosen}
     value = round(100 * sum(r.score for r in chosen) / len(chosen), 2)
     return Score(value, len(chosen), len(judges), len(items))

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from probes.core.registry import BenchmarkError, get_benchmark
+from probes.core.errors import BenchmarkError
+from probes.core.registry import get_benchmark
 from probes.core.types import AnswerKind
 from probes.reading.parsing import parse
 from probes.stimuli.circled_letter import CircledLetter

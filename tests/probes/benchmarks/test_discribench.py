@@ -15,7 +15,8 @@ from probes.analysis.scoring import published_rows
 from probes.asking import perturb
 from probes.asking.prompting import build_prompt
 from probes.benchmarks.discribench import DiscriBenchError
-from probes.core.registry import BenchmarkError, get_benchmark
+from probes.core.errors import BenchmarkError
+from probes.core.registry import get_benchmark
 from probes.core.types import AnswerKind, Item, LabelStyle, Mode, Status
 from tests.conftest import run_cli
 

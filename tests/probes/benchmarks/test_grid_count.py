@@ -7,7 +7,8 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from probes.core.registry import BenchmarkError, get_benchmark
+from probes.core.errors import BenchmarkError
+from probes.core.registry import get_benchmark
 from probes.core.types import AnswerKind
 from probes.reading.parsing import parse
 from probes.stimuli.grid_count import WORDS, Grid

@@ -9,7 +9,8 @@ from PIL import Image as PILImage
 from models.types import ImagePart
 from probes.asking.prompting import build_prompt
 from probes.benchmarks import illusionvqa
-from probes.core.registry import BenchmarkError, get_benchmark
+from probes.core.errors import BenchmarkError
+from probes.core.registry import get_benchmark
 from probes.core.types import Mode
 from tests.conftest import run_cli
 from tests.support.fake_servers import FakeOpenAIServer, openai_images

@@ -16,7 +16,8 @@ from probes.benchmarks.blind.line_intersections import (
     sheared_order,
     spread,
 )
-from probes.core.registry import BenchmarkError, get_benchmark
+from probes.core.errors import BenchmarkError
+from probes.core.registry import get_benchmark
 from probes.core.types import AnswerKind
 from probes.reading.parsing import parse
 from probes.stimuli.line_intersections import LinePlot, clearance, segment_intersection

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from probes.benchmarks.blind.nested_squares import MIN_WHITE, SHRINK
-from probes.core.registry import BenchmarkError, get_benchmark
+from probes.core.errors import BenchmarkError
+from probes.core.registry import get_benchmark
 from probes.core.types import AnswerKind
 from probes.reading.parsing import parse
 from probes.stimuli.nested_squares import NestedSquares

@@ -6,7 +6,8 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from probes.core.registry import BenchmarkError, get_benchmark
+from probes.core.errors import BenchmarkError
+from probes.core.registry import get_benchmark
 from probes.core.types import AnswerKind, Status
 from probes.reading.parsing import parse
 from probes.stimuli.olympic import PALETTE, SHAPES, OlympicShapes, clearance

@@ -6,7 +6,8 @@ import pytest
 from datasets import Dataset, Features, Image, Value
 
 from probes.benchmarks.blind.released import read_groundtruth
-from probes.core.registry import BenchmarkError, get_benchmark
+from probes.core.errors import BenchmarkError
+from probes.core.registry import get_benchmark
 from probes.core.types import AnswerKind
 from tests.conftest import run_cli, shapes_image
 

@@ -13,7 +13,8 @@ from models.types import ImagePart
 from probes.asking.prompting import build_prompt
 from probes.benchmarks.custom import FolderError
 from probes.benchmarks.shitsukan.folder import SAMPLE_FOLDER
-from probes.core.registry import BenchmarkError, get_benchmark
+from probes.core.errors import BenchmarkError
+from probes.core.registry import get_benchmark
 from probes.core.types import AnswerKind, LabelStyle, Mode, Status
 from probes.tools.texture_sample import sample_images, write_sample
 from tests.conftest import make_folder, run_cli, shapes_image

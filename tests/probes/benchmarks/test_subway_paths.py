@@ -6,7 +6,8 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from probes.core.registry import BenchmarkError, get_benchmark
+from probes.core.errors import BenchmarkError
+from probes.core.registry import get_benchmark
 from probes.core.types import AnswerKind, Status
 from probes.reading.parsing import parse
 from probes.stimuli.subway_paths import GRID, PAIRS, Route, SubwayMap, check_routes, draw_map

@@ -6,7 +6,8 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from probes.core.registry import BenchmarkError, get_benchmark
+from probes.core.errors import BenchmarkError
+from probes.core.registry import get_benchmark
 from probes.stimuli.touching_circles import BLUE, MAGENTA, TwoCircles
 
 PROMPTS = {

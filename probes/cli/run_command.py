@@ -1,0 +1,100 @@
+"""`python -m probes run`: ask models a benchmark's items, with a progress bar; Ctrl-C stops
+cleanly (nothing new is sent, replies in flight get a moment to arrive and are saved) and says how
+to resume."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import sys
+
+from models import registry as model_registry
+from models.types import GenerateConfig
+from probes.analysis.scoring import aggregate
+from probes.asking import perturb
+from probes.cli.progress import ProgressBar
+from probes.cli.table import table
+from probes.core.errors import UsageError
+from probes.core.params import parse_params
+from probes.core.registry import get_benchmark
+from probes.core.selection import select_items
+from probes.core.types import Mode, Result, Status
+from probes.running import answerers
+from probes.running.runner import Progress, RunPlan, Stop, run
+from probes.running.store import Store
+
+# After the first Ctrl-C, replies in flight get this long to arrive (and be saved); a second
+# Ctrl-C abandons them at once. Abandoned requests are simply asked again by the next run.
+GRACE_SECONDS = 1.5
+EXIT_INTERRUPTED = 130
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    if args.shots < 0:
+        raise UsageError("--shots must be 0 or more")
+    if args.limit is not None and args.limit < 1:
+        raise UsageError("--limit must be at least 1")
+    if args.concurrency is not None and args.concurrency < 1:
+        raise UsageError("--concurrency must be at least 1")
+    perturb.check(args.perturb)
+    endpoints = model_registry.load_endpoints(args.models_file)
+    backends = [answerers.resolve(model_id, endpoints) for model_id in dict.fromkeys(args.model)]
+    benchmark = get_benchmark(args.benchmark, data=args.data, params=parse_params(args.param))
+    items = select_items(benchmark.items(), args.limit, args.seed)
+    for note in getattr(benchmark, "notes", []):  # a custom folder's odd but accepted images
+        print(f"note: {note}", file=sys.stderr)
+    mode = Mode(args.shots, args.cot)
+    config = GenerateConfig(max_tokens=args.max_tokens or mode.max_tokens, temperature=args.temperature, seed=args.seed)
+    plan = RunPlan(benchmark, items, backends, mode, args.perturb, config, args.concurrency)
+    stop = Stop()
+    with Store(args.store) as store:
+        bar = ProgressBar(len(items) * len(backends), f"{benchmark.id} {mode.label}")
+        progress = Progress(total=bar.total)
+        results = asyncio.run(_run_stoppable(plan, store, bar, stop, progress))
+        bar.close()
+        if stop.requested:
+            left = progress.total - progress.done
+            print(f"stopped: {progress.done} result(s) saved in {store.path}; {left} not asked. "
+                  "Run the same command to continue: only those are asked.", file=sys.stderr)  # fmt: skip
+            return EXIT_INTERRUPTED
+    print(table(aggregate(results)))
+    return _report_errors(results)
+
+
+async def _run_stoppable(plan: RunPlan, store: Store, bar: ProgressBar, stop: Stop, progress: Progress) -> list[Result]:
+    loop = asyncio.get_running_loop()
+
+    def interrupted() -> None:
+        urgent = stop.requested
+        stop.request(0.0 if urgent else GRACE_SECONDS)
+        if not urgent:
+            bar.close()
+            print(f"stopping: no new requests; waiting up to {GRACE_SECONDS:g} s for replies in flight "
+                  "(Ctrl-C again to stop now)", file=sys.stderr)  # fmt: skip
+
+    try:
+        loop.add_signal_handler(signal.SIGINT, interrupted)
+    except (NotImplementedError, RuntimeError):  # no signal handlers here (Windows, a thread)
+        pass
+    try:
+        return await run(plan, store, lambda result, _: bar.show(progress), stop, progress)
+    finally:
+        try:
+            loop.remove_signal_handler(signal.SIGINT)
+        except (NotImplementedError, RuntimeError):
+            pass
+
+
+def _report_errors(results: list[Result]) -> int:
+    """Exit status 1 when items ended in error, saying whether running again can help."""
+    errors = [r for r in results if r.status is Status.ERROR]
+    if not errors:
+        return 0
+    print(f"{len(errors)} request(s) failed; first: {errors[0].error}", file=sys.stderr)
+    # Baselines are offline and deterministic: what failed once fails again.
+    if all(answerers.is_deterministic(r.model) for r in errors):
+        print("running again will not help: these answerers fail the same way every time", file=sys.stderr)
+    else:
+        print("run the same command again to retry them (answered items are not asked again)", file=sys.stderr)
+    return 1

@@ -1,0 +1,25 @@
+"""Scoreboard rows as a plain-text table for the terminal."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from probes.analysis.scoring import Row
+
+HEADER = ("benchmark", "model", "mode", "perturbation", "group", "n", "accuracy", "95% CI", "unparsed", "refused",
+          "errors", "source")  # fmt: skip
+
+
+def table(rows: Sequence[Row]) -> str:
+    lines = [HEADER]
+    for row in rows:
+        accuracy = "-" if row.accuracy is None else f"{row.accuracy:.2f}"
+        interval = "-" if row.ci_low is None else f"{row.ci_low:.1f}-{row.ci_high:.1f}"
+        source = f"published ({row.paper.split(',')[0]})" if row.paper else row.source
+        n, unparsed, refused, errors = (
+            "-" if v is None else str(v) for v in (row.n, row.unparsed, row.refused, row.errors)
+        )
+        lines.append((row.benchmark, row.model, row.mode, row.perturbation, row.group, n, accuracy, interval, unparsed,
+                      refused, errors, source))  # fmt: skip
+    widths = [max(len(line[i]) for line in lines) for i in range(len(HEADER))]
+    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip() for line in lines)
