@@ -13,7 +13,7 @@ import pytest
 from models.types import ImagePart, TextPart
 from probes.benchmarks.discribench import DiscriBenchError
 from probes.core.registry import get_benchmark
-from probes.tools.drafting import DraftError, draft_folder, draft_messages, parse_draft
+from probes.tools.drafting import DraftError, draft_folder, draft_messages, draft_quadruple, parse_draft
 from probes.tools.easing import ease
 from probes.tools.embeddings import MiningError
 from probes.tools.mining import mine
@@ -98,6 +98,14 @@ def test_the_prompt_shows_the_four_images_labelled_and_asks_for_the_papers_trait
     assert "You are an English teacher" in instructions  # the paper's prompt opens so
     assert "mislead" in instructions and "spread over several turns" in instructions  # C2 and C3
     assert "exactly one right picture" in instructions  # check (a): one answer only
+
+
+def test_one_quadruple_can_be_drafted_on_its_own():
+    model = FakeModel([json.dumps(GOOD)])
+    draft, reply = draft_quadruple([planted_image(i) for i in range(4)], model)
+    assert draft.context == CONTEXT and draft.answer == 3 and draft.misleads == 1 and reply == json.dumps(GOOD)
+    with pytest.raises(DraftError):
+        draft_quadruple([planted_image(i) for i in range(4)], FakeModel(["no idea"]))
 
 
 # --- drafting a mined folder --------------------------------------------------------------------------

@@ -114,6 +114,12 @@ def test_a_folder_without_weights_or_of_the_wrong_kind_is_refused_with_a_message
         HFEncoder(tiny_dino, "clip").embed([Image.new("RGB", (32, 32))])
 
 
+def test_a_hub_model_that_is_not_downloaded_is_refused_offline_with_what_to_do(monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # never reach the network from a test
+    with pytest.raises(MiningError, match="--clip openai/clip-vit-large-patch14: cannot load.*local folder"):
+        HFEncoder("openai/clip-vit-large-patch14", "clip").identity()
+
+
 def test_hostile_files_are_refused_one_by_one_and_the_rest_embedded(tiny_clip, tiny_dino, tmp_path):
     folder = tmp_path / "mixed"
     _photos(folder, 4)
