@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import functools
 import html
+import inspect
 import logging
 import os
 import tempfile
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import gradio as gr
 
@@ -82,6 +84,20 @@ def session_keys(*typed: str | None) -> dict[str, str]:
     the request that carries them."""
     names = [provider.name for provider in key_providers()]
     return {name: key.strip() for name, key in zip(names, typed, strict=False) if key and key.strip()}
+
+
+def with_key_parameters(handler: Callable[..., Any]) -> Callable[..., Any]:
+    """Name a handler's `*typed_keys` after the key providers (`openai_key`, `anthropic_key` ...)
+    in the signature Gradio reads, so API clients see one named parameter per key box."""
+    # The signature as written (with *typed_keys), kept: the app may be built more than once.
+    signature = handler.__dict__.setdefault("_written_signature", inspect.signature(handler))
+    kept = [p for p in signature.parameters.values() if p.kind is not inspect.Parameter.VAR_POSITIONAL]
+    keys = [
+        inspect.Parameter(f"{provider.name}_key", inspect.Parameter.POSITIONAL_OR_KEYWORD, default="", annotation=str)
+        for provider in key_providers()
+    ]
+    handler.__signature__ = signature.replace(parameters=[*kept, *keys])  # type: ignore[attr-defined]
+    return handler
 
 
 def backend_for(model_id: str, keys: dict[str, str]) -> Backend:

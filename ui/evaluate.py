@@ -14,7 +14,7 @@ import pandas as pd
 
 from probes.analysis.scoring import aggregate
 from probes.core.registry import benchmark_ids
-from ui.common import BUDGET, escape, key_boxes, model_choices, session_keys, user_message
+from ui.common import BUDGET, escape, key_boxes, model_choices, session_keys, user_message, with_key_parameters
 from ui.evaluate_runs import (
     MODES,
     PERTURBATIONS,
@@ -84,9 +84,9 @@ def build_evaluate() -> dict[str, Any]:
     form = [benchmarks, data, params, models, modes, perturbations, limit, seed, concurrency]
     outputs = [status, summary, config]
     # API-bound runs overlap across sessions; local models serialise themselves behind their lock.
-    started = start.click(run_eval, [*form, *keys], outputs, api_name="run_eval",
+    started = start.click(with_key_parameters(run_eval), [*form, *keys], outputs, api_name="run_eval",
                           concurrency_limit=4, concurrency_id="eval-run", show_progress_on=[summary])  # fmt: skip
-    resumed = resume.click(resume_eval, [config, *keys], outputs, api_name="resume_eval",
+    resumed = resume.click(with_key_parameters(resume_eval), [config, *keys], outputs, api_name="resume_eval",
                            concurrency_limit=4, concurrency_id="eval-run", show_progress_on=[summary])  # fmt: skip
     # Off the queue: Cancel must not wait behind other sessions' events.
     cancel.click(stop_eval, None, [status, summary], cancels=[started, resumed], api_name="cancel_eval", queue=False)

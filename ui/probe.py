@@ -29,6 +29,7 @@ from ui.common import (
     session_keys,
     store,
     user_message,
+    with_key_parameters,
 )
 
 MAX_MODELS = 4
@@ -136,7 +137,7 @@ def build_probe() -> dict[str, Any]:
 
     ask_inputs = [spec, *models, shots, cot, perturbation, *keys]
     # Async and API-bound: many at once cost little (local models queue on their own worker).
-    ask.click(probe, ask_inputs, [status, *pane_outputs], api_name="probe", concurrency_limit=32)
+    ask.click(with_key_parameters(probe), ask_inputs, [status, *pane_outputs], api_name="probe", concurrency_limit=32)
     again = {
         "Again 4-shot": lambda: (4, False, "none"),
         "Again with CoT": lambda: (gr.update(), True, gr.update()),

@@ -345,21 +345,26 @@ class Runner:
 
 
 async def _until_done_or_stopped(tasks: list[asyncio.Task], stop: Stop) -> None:
-    """Wait for the workers; on a stop, give the requests in flight `stop.grace` seconds."""
-    if not tasks:
-        return
-    work = asyncio.gather(*tasks)
+    """Wait for the workers; on a stop, give the requests in flight `stop.grace` seconds. A
+    worker's unexpected failure (a bug: item errors are results) is raised."""
     stopped = asyncio.ensure_future(stop.wait())
     try:
-        await asyncio.wait([work, stopped], return_when=asyncio.FIRST_COMPLETED)
-        if work.done():
-            work.result()  # a worker's unexpected failure surfaces here
-            return
-        await asyncio.wait([work], timeout=stop.grace)
-        if work.done() and not work.cancelled():
-            work.result()
+        pending = set(tasks)
+        while pending and not stopped.done():
+            _, pending = await asyncio.wait(pending | {stopped}, return_when=asyncio.FIRST_COMPLETED)
+            pending.discard(stopped)
+            _raise_failure(tasks)
+        if pending:
+            await asyncio.wait(pending, timeout=stop.grace)
+            _raise_failure(tasks)
     finally:
         stopped.cancel()
+
+
+def _raise_failure(tasks: list[asyncio.Task]) -> None:
+    for task in tasks:
+        if task.done() and not task.cancelled() and task.exception() is not None:
+            raise task.exception()
 
 
 async def run(
