@@ -27,10 +27,11 @@ CANVASES = (384, 768, 1152)
 
 class EqualItem(Item):
     """An item whose targets measured equal: asked like any other, but no option is right, so
-    it is not graded (target None) and counts only towards psychometric fits."""
+    it is not graded (target None) and counts only towards psychometric fits. Its answer reads
+    "equal" (in an exported set's metadata, under a preview), never an option's letter."""
 
     def target_text(self) -> str:
-        return "" if self.target is None else super().target_text()
+        return "equal" if self.target is None else super().target_text()
 
 
 def signed(value: float) -> str:
@@ -96,15 +97,15 @@ class IllusionBenchmark(GeneratedBenchmark):
         strengths = grid["illusion_strength"] if "illusion_strength" in self.given else block.strengths
         extra_values = [self._extra_values(block, name) for name in self.extras]
         specs = []
-        for difference, strength, extras, canvas, seed in itertools.product(
-            differences, strengths, itertools.product(*extra_values), grid["canvas"], grid["seed"]
+        # Controls last: where a control is the same picture as a designed strength (the
+        # vertical-horizontal figure's strength 0), the design's own label is kept.
+        labels = sorted(grid["inducers"], key=lambda label: label == "none")
+        for label, difference, strength, extras, canvas, seed in itertools.product(
+            labels, differences, strengths, itertools.product(*extra_values), grid["canvas"], grid["seed"]
         ):
-            for label in grid["inducers"]:
-                for drawn in self._drawn_strengths(strength, label):
-                    spec = {"canvas": canvas, "difference": float(difference), "illusion_strength": drawn}
-                    specs.append(
-                        {**spec, "inducers": label, "seed": seed, **dict(zip(self.extras, extras, strict=True))}
-                    )
+            for drawn in self._drawn_strengths(strength, label):
+                spec = {"canvas": canvas, "difference": float(difference), "illusion_strength": drawn}
+                specs.append({**spec, "inducers": label, "seed": seed, **dict(zip(self.extras, extras, strict=True))})
         return specs
 
     def _extra_values(self, block, name: str) -> tuple:

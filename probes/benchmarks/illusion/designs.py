@@ -71,11 +71,11 @@ def game_differences(family: str, series: int) -> tuple[float, ...]:
 
 
 def game_strengths(family: str, series: int) -> tuple[float, ...]:
-    """The strength magnitudes of one series (0 first): series 1's 7 signed strengths are these
-    4 with and without the flip."""
+    """The strength magnitudes of one series, strongest first (what a preview shows first):
+    series 1's 7 signed strengths are these 4 with and without the flip."""
     every = np.round(np.linspace(-ILLUSION_GAME[family].strength, ILLUSION_GAME[family].strength, 15), 5)
     chosen = every[1:-1:2] if series == 1 else np.concatenate((every[0::2], [0.0]))
-    return tuple(sorted({abs(float(v)) for v in chosen}))
+    return tuple(sorted({abs(float(v)) for v in chosen}, reverse=True))
 
 
 def illusion_game(family: str, series: int = 1) -> tuple[Block, ...]:

@@ -206,7 +206,7 @@ def test_equal_items_are_asked_but_not_graded():
         top, bottom = item.params["measured_top_px"], item.params["measured_bottom_px"]
         assert (item.params["measured_favours"] == "equal") == (top == bottom)
         if top == bottom:
-            assert item.target is None and item.target_text() == ""
+            assert item.target is None and item.target_text() == "equal"
             assert benchmark.grade(item, Parsed(0, Status.ANSWERED)) == (None, None)
             assert item.params["positive_answer"] in (0, 1)  # still on the psychometric curve
         else:
