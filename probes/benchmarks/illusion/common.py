@@ -73,6 +73,8 @@ class IllusionBenchmark(GeneratedBenchmark):
     # --- design ---------------------------------------------------------------------------
 
     def design(self) -> list[Illusion]:
+        if len(set(self.grid["jitter"])) > 1:
+            raise ValueError("--param jitter takes one value, on or off")
         named = designs(self.stimulus.family)
         plans: dict[tuple, list[tuple[str, dict[str, Any]]]] = {}
         for name in self.grid["design"]:
@@ -159,16 +161,14 @@ class IllusionBenchmark(GeneratedBenchmark):
         """16 stimuli off the test design (seeds from EXAMPLE_SEED_BASE, continuous parameters),
         alternating which target is bigger so that any four examples hold two of each."""
         levels = ILLUSION_GAME[self.stimulus.family]
+        game = designs(self.stimulus.family)["illusion-game"][0]
+        extras = {name: self._extra_values(game, name)[0] for name in self.extras}
         examples = []
         for index in range(16):
             rng = random.Random(EXAMPLE_SEED_BASE + index)
             sign = 1 if index % 4 in (0, 3) else -1
             difference = round(sign * rng.uniform(0.6, 1.0) * levels.largest, 4)
             strength = round(rng.uniform(-6 / 7, 6 / 7) * levels.strength, 3)
-            extras = {
-                name: self._extra_values(designs(self.stimulus.family)["illusion-game"][0], name)[0]
-                for name in self.extras
-            }
             examples.append(
                 self.stimulus(rng.choice(CANVASES), difference, strength, seed=EXAMPLE_SEED_BASE + index, **extras)
             )

@@ -232,6 +232,8 @@ def test_parameters_can_be_fixed_or_swept():
         get_benchmark("illusion/ponzo", params={"inducers": ["sometimes"]})
     with pytest.raises(BenchmarkError, match="design"):
         get_benchmark("illusion/delboeuf", params={"design": ["vlmbias"]})  # VLMBias has no Delboeuf figure
+    with pytest.raises(BenchmarkError, match="jitter takes one value"):
+        get_benchmark("illusion/ponzo", params={"jitter": ["on", "off"]})
     with pytest.raises(BenchmarkError, match="60"):
         get_benchmark("illusion/poggendorff", params={"illusion_strength": ["80"]})
 
