@@ -2,10 +2,10 @@
 their ends make one look longer?
 
 Parameters (pyllusion 1.4 `MullerLyer`): `difference` (> 0: the top line is longer, top =
-(1 + |d|) x `size_min`), `illusion_strength` (the fins' angle, degrees; positive puts inward
-fins on the top line), `size_min`, `distance`; plus `design`, `inducers`, `canvas`, `seed`,
+(1 + |d|) x `size_min`), `illusion_strength` (the fins' angle, degrees; positive puts arrowheads
+(<->) on the top line), `size_min`, `distance`; plus `design`, `inducers`, `canvas`, `seed`,
 `jitter` (see the package docstring). Default: the Illusion Game's series 1 (differences
-+/-0.047 to +/-0.46, strengths 0, 14, 28, 42 with both polarities), 384 images, 768 items.
++/-0.066 to +/-0.46, strengths 42, 28, 14, 0 with both polarities), 384 images, 768 items.
 Source: Makowski et al. (2021; 2023); Mueller-Lyer (1889).
 """
 

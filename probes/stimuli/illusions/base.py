@@ -12,7 +12,7 @@ Strength and polarity. pyllusion re-aims the inducers at whichever target is big
 strength means "congruent or incongruent with the truth". A psychometric curve needs the
 opposite: the same inducers while the targets change. Here `illusion_strength` is therefore the
 strength pyllusion would give *at a positive difference* (same sign conventions: for Mueller-Lyer
-a positive strength puts inward fins on the top line); the inducers stay put as `difference`
+a positive strength puts arrowheads (<->) on the top line); the inducers stay put as `difference`
 sweeps through zero, and `pyllusion_strength()` is what pyllusion calls the same picture (the
 sign flipped for differences on the other side of zero). A negative strength is the flipped
 polarity of the same inducers. `inducers="none"` draws the targets alone (pyllusion's

@@ -2,7 +2,7 @@
 
 pyllusion 1.4 `MullerLyer` (geometry from `get_parameters()`): `difference > 0` makes the top
 line longer, top = (1 + |d|) x `size_min`; `illusion_strength` is the fins' angle in degrees,
-positive putting inward fins (arrowheads) on the longer top line, so that it looks shorter
+positive putting arrowheads (<->) on the longer top line, so that it looks shorter
 (incongruent). `distance` separates the lines. Measured: each line's length in whole pixels
 (columns of red); equal when the counts are equal.
 """
