@@ -6,6 +6,7 @@ import sqlite3
 import pytest
 
 from tests.conftest import make_folder, run_cli, shapes_image
+from tests.support.fake_http import Fault, Reply
 from tests.support.fake_servers import FakeAnthropicServer, FakeOpenAIServer, anthropic_images, openai_images
 
 
@@ -83,6 +84,23 @@ def test_openai_run_end_to_end_through_the_sdk_with_four_shots(tmp_path):
         assert again.returncode == 0 and server.request_count == 6  # all cached
     [row] = report_rows(store)
     assert row["mode"] == "4-shot+CoT" and row["n"] == 6 and row["unparsed"] == 0
+
+
+def test_an_answered_result_survives_a_later_failing_run_of_the_same_items(tmp_path):
+    store = tmp_path / "r.sqlite"
+    args = ["run", "blind/touching-circles", "--model", "openai/gpt-test", "--limit", "5", "--store", str(store)]
+    with FakeOpenAIServer(responder=lambda body: "Yes") as server:
+        done = run_cli(*args, env={"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-test-cli"})
+        assert done.returncode == 0, done.stderr
+    failing = Fault("reply", Reply(500, {"error": {"message": "down"}}))
+    with FakeOpenAIServer(fault=lambda record: failing) as broken:
+        # The same items, asked with another reply limit: not in the cache, so every request goes out, and fails.
+        env = {"OPENAI_BASE_URL": broken.base_url, "OPENAI_API_KEY": "sk-test-cli"}
+        done = run_cli(*args, "--max-tokens", "100", env=env)
+        assert done.returncode == 1 and "5 request(s) failed" in done.stderr
+        assert "run the same command again" in done.stderr  # a provider fault: a retry can help
+    [row] = report_rows(store)
+    assert row["n"] == 5 and row["errors"] == 0  # the answers stand; the failures replaced nothing
 
 
 def test_anthropic_run_end_to_end_through_the_sdk(tmp_path):

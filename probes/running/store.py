@@ -5,7 +5,8 @@ Two tables:
   images as content hashes). Only real replies are kept, never errors, so a failed request is
   sent again next time and an answered deterministic one never is.
 - `results`: the graded answer per (benchmark, item, model, mode, perturbation); a new run of the
-  same cell replaces the old row, so nothing is counted twice.
+  same cell replaces the old row, so nothing is counted twice, except that an error (no reply at
+  all) never replaces a reply: a failing re-run cannot spoil an answered result.
 - `image_hashes`: content hash per image reference (a generator's version and parameters, or a
   file's path, size and modification time), so a cached re-run finds its answers without
   drawing or decoding a single image.
@@ -36,6 +37,13 @@ RESULT_COLUMNS = (
 )  # fmt: skip
 _INSERT_RESULT = (
     f"INSERT OR REPLACE INTO results ({', '.join(RESULT_COLUMNS)}) VALUES ({', '.join('?' * len(RESULT_COLUMNS))})"
+)
+# An error (no reply at all) never replaces a reply: it only fills an empty cell or an earlier error.
+_INSERT_ERROR = (
+    f"INSERT INTO results ({', '.join(RESULT_COLUMNS)}) VALUES ({', '.join('?' * len(RESULT_COLUMNS))})"
+    " ON CONFLICT (benchmark, item_id, model, mode, perturbation) DO UPDATE SET "
+    + ", ".join(f"{column} = excluded.{column}" for column in RESULT_COLUMNS)
+    + " WHERE results.status = 'error'"
 )
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -190,7 +198,8 @@ class Store:
         ]  # fmt: skip
         with self._transaction():
             self._db.executemany("INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", responses)
-            self._db.executemany(_INSERT_RESULT, results)
+            self._db.executemany(_INSERT_RESULT, [row for row in results if row[5] != Status.ERROR.value])
+            self._db.executemany(_INSERT_ERROR, [row for row in results if row[5] == Status.ERROR.value])
 
     def results(
         self,

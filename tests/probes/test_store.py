@@ -83,3 +83,15 @@ def test_a_version_1_store_gains_scores_from_its_right_and_wrong_answers(tmp_pat
         assert result.score == 1.0 and result.correct is True
         store.record(_result("2", key="k2"))
         assert store.count() == 2
+
+
+def test_an_error_never_replaces_a_reply_but_replaces_an_earlier_error(tmp_path):
+    with Store(tmp_path / "s.sqlite") as store:
+        store.record(_result("answered"))
+        store.record(_result("answered", status=Status.ERROR))  # a later failing run of the same cell
+        store.record(_result("failed", status=Status.ERROR))
+        store.record(_result("failed", status=Status.ERROR))
+        store.record(_result("failed"))  # an answer replaces an error
+        store.record(_result("late", status=Status.ERROR))
+        statuses = {r.item_id: r.status for r in store.results()}
+        assert statuses == {"answered": Status.ANSWERED, "failed": Status.ANSWERED, "late": Status.ERROR}
