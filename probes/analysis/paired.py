@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from probes.core.errors import ProbeError
 from probes.core.types import Result, Status
 
 AXES = ("model", "mode", "perturbation")
@@ -38,7 +39,7 @@ BOOTSTRAP_RESAMPLES = 10_000
 BOOTSTRAP_SEED = 20_240_917
 
 
-class CompareError(ValueError):
+class CompareError(ProbeError):
     """A comparison cannot be made as asked (unknown or mismatched A and B); the message says why."""
 
 

@@ -6,7 +6,10 @@
 - `grayscale`;
 - `resize-256`: the longer side scaled to 256 px, aspect kept;
 - `rotate-options-k`: options shifted k places (option i is shown at place i - k), the target
-  follows its option: a consistent model's accuracy does not move.
+  follows its option: a consistent model's accuracy does not move;
+- `rotate-options-all`: every rotation of each multiple-choice item, asked as `rotate-options-0`
+  (the stored order) to `rotate-options-(k-1)` (`expand`), so the report can say which items a
+  model gets right in every order (consistency) and which places it favours (position bias).
 
 Image transforms apply to the item under test only; few-shot examples stay as they are.
 """
@@ -14,7 +17,7 @@ Image transforms apply to the item under test only; few-shot examples stay as th
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from PIL import Image, ImageOps
 
@@ -25,10 +28,29 @@ FIXED = ("none", "no-image", "flip-vertical", "grayscale", "resize-256")
 _ROTATE = re.compile(r"rotate-options-(\d+)")
 
 
+ALL_ROTATIONS = "rotate-options-all"
+
+
 def check(name: str) -> str:
-    if name in FIXED or _ROTATE.fullmatch(name):
+    if name in FIXED or _ROTATE.fullmatch(name) or name == ALL_ROTATIONS:
         return name
-    raise PerturbationError(f"unknown perturbation {name!r}: one of {', '.join(FIXED)}, rotate-options-K")
+    raise PerturbationError(
+        f"unknown perturbation {name!r}: one of {', '.join(FIXED)}, rotate-options-K, {ALL_ROTATIONS}"
+    )
+
+
+def expand(name: str, items: Sequence[Item]) -> list[tuple[str, list[Item]]]:
+    """The perturbations a name stands for, each with the items it applies to: itself with every
+    item, or for `rotate-options-all` each rotation r with the multiple-choice items that have
+    more than r options."""
+    check(name)
+    if name != ALL_ROTATIONS:
+        return [(name, list(items))]
+    choice = [item for item in items if item.kind is AnswerKind.CHOICE and len(item.options) > 1]
+    if not choice:
+        raise PerturbationError(f"{ALL_ROTATIONS} needs multiple-choice items; these have no options")
+    most = max(len(item.options) for item in choice)
+    return [(f"rotate-options-{r}", [item for item in choice if len(item.options) > r]) for r in range(most)]
 
 
 def drops_all_images(name: str) -> bool:
@@ -55,6 +77,8 @@ def _transformed(source: ImageSource, name: str) -> ImageSource:
 
 def apply(item: Item, name: str) -> Item:
     check(name)
+    if name == ALL_ROTATIONS:
+        raise PerturbationError(f"{ALL_ROTATIONS} stands for several rotations: expand it into them first")
     if name == "none":
         return item
     if name == "no-image":

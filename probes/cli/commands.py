@@ -1,4 +1,4 @@
-"""`python -m probes ...`: list, models, generate, run, import, report.
+"""`python -m probes ...`: list, models, generate, run, import, report, mine, ease.
 
 User mistakes (unknown ids, missing keys, malformed folders) print one clear message and exit
 with status 2, never a traceback. Anything else is a bug: one line saying so and where its
@@ -14,12 +14,12 @@ from pathlib import Path
 
 from models import registry as model_registry
 from models.types import BackendError
-from probes.analysis.report import report_rows, to_csv, to_json
 from probes.asking import perturb
 from probes.cli.internal_errors import log_internal_error
 from probes.cli.progress import ProgressBar
+from probes.cli.report_command import add_report_arguments
 from probes.cli.run_command import EXIT_INTERRUPTED, cmd_run
-from probes.cli.table import table
+from probes.cli.tools_command import add_tool_commands
 from probes.core.errors import ProbeError, UsageError
 from probes.core.params import parse_params
 from probes.core.registry import benchmark_ids, get_benchmark
@@ -76,7 +76,11 @@ def _parser() -> argparse.ArgumentParser:
     runner.add_argument("--model", action="append", required=True, help="provider/model; repeat for several")
     runner.add_argument("--shots", type=int, default=0, help="few-shot examples before each item (0 or e.g. 4)")
     runner.add_argument("--cot", action="store_true", help="ask for reasoning, then a final answer line")
-    runner.add_argument("--perturb", default="none", help=f"one of {', '.join(perturb.FIXED)}, rotate-options-K")
+    runner.add_argument(
+        "--perturb",
+        default="none",
+        help=f"one of {', '.join(perturb.FIXED)}, rotate-options-K, {perturb.ALL_ROTATIONS}",
+    )
     runner.add_argument("--limit", type=int, help="run N items, sampled with --seed")
     runner.add_argument("--seed", type=int, default=0, help="item sample and sampling seed (default 0)")
     runner.add_argument("--data", help="local copy of the benchmark's data, where it reads one")
@@ -102,18 +106,9 @@ def _parser() -> argparse.ArgumentParser:
     importer.add_argument("--store", help=f"results database (default {default_path()})")
     importer.set_defaults(handler=cmd_import)
 
-    report = commands.add_parser("report", help="accuracy tables from the results store")
-    report.add_argument("--store", help=f"results database (default {default_path()})")
-    report.add_argument("--benchmark")
-    report.add_argument("--model")
-    report.add_argument("--mode")
-    report.add_argument("--perturbation")
-    report.add_argument("--by", action="append", default=[], metavar="GROUP", help="also break down by this group")
-    report.add_argument("--format", choices=("table", "csv", "json"), default="table")
-    report.add_argument(
-        "--no-references", dest="references", action="store_false", help="leave out chance and published rows"
-    )
-    report.set_defaults(handler=cmd_report)
+    report = commands.add_parser("report", help="accuracy tables, paired comparisons, fits from the results store")
+    add_report_arguments(report)
+    add_tool_commands(commands)
     return parser
 
 
@@ -164,21 +159,4 @@ def cmd_import(args: argparse.Namespace) -> int:
     with Store(args.store) as store:
         summary = import_file(Path(args.file), benchmark, args.model, args.mode, store, args.perturbation)
     print(summary.describe())
-    return 0
-
-
-def cmd_report(args: argparse.Namespace) -> int:
-    path = Path(args.store) if args.store else default_path()
-    if not path.exists():
-        raise UsageError(f"no results store at {path}: run something first, or pass --store")
-    with Store(path) as store:
-        results = store.results(args.benchmark, args.model, args.mode, args.perturbation)
-    named = [args.benchmark] if args.benchmark else []
-    rows = report_rows(results, args.by, named, references=args.references)
-    if args.format == "json":
-        print(to_json(rows))
-    elif args.format == "csv":
-        print(to_csv(rows), end="")
-    else:
-        print(table(rows) if rows else "no results match")
     return 0

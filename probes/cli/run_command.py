@@ -46,12 +46,17 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"note: {note}", file=sys.stderr)
     mode = Mode(args.shots, args.cot)
     config = GenerateConfig(max_tokens=args.max_tokens or mode.max_tokens, temperature=args.temperature, seed=args.seed)
-    plan = RunPlan(benchmark, items, backends, mode, args.perturb, config, args.concurrency)
+    # One plan per perturbation the name stands for (rotate-options-all: one per rotation).
+    plans = [
+        RunPlan(benchmark, chosen, backends, mode, perturbation, config, args.concurrency)
+        for perturbation, chosen in perturb.expand(args.perturb, items)
+    ]
     stop = Stop()
     with Store(args.store) as store:
-        bar = ProgressBar(len(items) * len(backends), f"{benchmark.id} {mode.label}")
-        progress = Progress(total=bar.total)
-        results = asyncio.run(_run_stoppable(plan, store, bar, stop, progress))
+        total = sum(len(plan.items) for plan in plans) * len(backends)
+        bar = ProgressBar(total, f"{benchmark.id} {mode.label}")
+        progress = Progress(total=total)
+        results = asyncio.run(_run_stoppable(plans, store, bar, stop, progress))
         bar.close()
         if stop.requested:
             left = progress.total - progress.done
@@ -62,7 +67,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     return _report_errors(results)
 
 
-async def _run_stoppable(plan: RunPlan, store: Store, bar: ProgressBar, stop: Stop, progress: Progress) -> list[Result]:
+async def _run_stoppable(
+    plans: list[RunPlan], store: Store, bar: ProgressBar, stop: Stop, progress: Progress
+) -> list[Result]:
     loop = asyncio.get_running_loop()
 
     def interrupted() -> None:
@@ -77,8 +84,13 @@ async def _run_stoppable(plan: RunPlan, store: Store, bar: ProgressBar, stop: St
         loop.add_signal_handler(signal.SIGINT, interrupted)
     except (NotImplementedError, RuntimeError):  # no signal handlers here (Windows, a thread)
         pass
+    results: list[Result] = []
     try:
-        return await run(plan, store, lambda result, _: bar.show(progress), stop, progress)
+        for plan in plans:
+            if stop.requested:
+                break
+            results += await run(plan, store, lambda result, _: bar.show(progress), stop, progress)
+        return results
     finally:
         try:
             loop.remove_signal_handler(signal.SIGINT)

@@ -170,6 +170,7 @@ class ItemRef:
     image_files: tuple[str, ...] = ()  # files the images were read from, where there are files
     source_file: str | None = None  # an import's file name
     judge: str | None = None  # a judgement's judge
+    options_count: int | None = None  # a multiple-choice item's options (consistency across rotations)
 
     @classmethod
     def of(cls, item: Item, origin: Origin = Origin.RUN, images: tuple[str, ...] = ()) -> ItemRef:
@@ -182,6 +183,7 @@ class ItemRef:
             images=tuple(images),
             image_refs=tuple(source.ref for source in item.images),
             image_files=tuple(source.path for source in item.images if source.path),
+            options_count=len(item.options) if item.kind is AnswerKind.CHOICE and item.options else None,
         )
 
     def as_dict(self) -> dict[str, Any]:
@@ -195,6 +197,7 @@ class ItemRef:
             "image_files": list(self.image_files),
             "source_file": self.source_file,
             "judge": self.judge,
+            "options_count": self.options_count,
         }
         return data | {key: value for key, value in optional.items() if value not in (None, [], {})}
 
@@ -222,6 +225,7 @@ class ItemRef:
             image_files=tuple(data.get("image_files") or ()),
             source_file=data.get("source_file") or data.get("imported_from"),
             judge=data.get("judge"),
+            options_count=data.get("options_count"),
         )
 
 

@@ -9,7 +9,7 @@ benchmark's items are not available here, `target` (option text or letter, or th
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -82,7 +82,7 @@ def import_file(
                     f"{where}: {benchmark.id} has no item {item_id!r}; give target (and options) in the record"
                 )
             item = known[item_id]
-        ref = ItemRef(benchmark.id, item_id, Origin.IMPORT, source_file=path.name)
+        ref = replace(ItemRef.of(item, Origin.IMPORT), source_file=path.name)
         results.append(grade_reply(benchmark, item, record["response"], model, condition, ref))
     ids = Counter(r.item_id for r in results)
     repeated = [item_id for item_id, count in ids.items() if count > 1]

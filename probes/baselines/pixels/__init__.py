@@ -19,7 +19,7 @@ from PIL import Image
 from models.types import GenerateConfig, Message, Output, ProviderError, to_rgb
 from probes.asking.prompting import Prompt
 from probes.baselines.base import ItemBaseline
-from probes.baselines.pixels import questions
+from probes.baselines.pixels import illusions, questions
 from probes.baselines.pixels.circles import read_circle_pair
 from probes.baselines.pixels.grid import read_grid
 from probes.baselines.pixels.imaging import AnalysisError
@@ -41,15 +41,27 @@ class PixelsBaseline(ItemBaseline):
 
     model_id = "baseline/pixels"
     # Versioned: cached answers of an earlier analysis must not be served for a changed one.
-    endpoint = "local:pixels-v1"
+    endpoint = "local:pixels-v2"  # v2: answers illusion/* too
     default_concurrency = 2  # CPU-bound numpy work in threads: about one per core
 
     async def answer(self, item: Item, prompt: Prompt, config: GenerateConfig) -> Output:
         """Reads what the model would be sent: the last user turn's question and image."""
         started = time.perf_counter()
         text, image = _last_question(prompt.messages)
-        reply, raw = await asyncio.to_thread(answer, text, image)
+        if item.benchmark.startswith(illusions.PREFIX):
+            reply, raw = await asyncio.to_thread(_illusion, item, text, image)
+        else:
+            reply, raw = await asyncio.to_thread(answer, text, image)
         return Output(text=reply, latency=time.perf_counter() - started, raw=raw)
+
+
+def _illusion(item: Item, text: str, image: Image.Image) -> tuple[str, dict[str, Any]]:
+    """A two-alternative illusion question: the geometry-only observer measures the targets."""
+    try:
+        reply, measured = illusions.answer(item.benchmark, item.question, item.options, image)
+    except AnalysisError as exc:
+        raise ProviderError(f"baseline/pixels could not read the image as {item.benchmark}: {exc}") from None
+    return questions.final(text, reply), measured
 
 
 def _last_question(messages: Sequence[Message]) -> tuple[str, Image.Image]:

@@ -1,0 +1,131 @@
+"""`python -m probes report`: accuracy tables from the store, and beside them on request
+
+- `--compare A B`: paired comparison of two models, modes or perturbations on shared items
+  (McNemar's exact test, a paired bootstrap interval, Holm across the table);
+- `--fit PARAM`: psychometric fits of P(the positive answer) against a swept parameter;
+- `--consistency`: right under every option order (after `run --perturb rotate-options-all`);
+- `--position-bias`: how often each shown place is chosen against how often it is right.
+
+Every view prints as a table, CSV or JSON (a list of rows).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from probes.analysis import consistency, paired, psychometric
+from probes.analysis.report import report_rows, to_csv, to_json
+from probes.cli.table import table
+from probes.core.errors import UsageError
+from probes.core.types import AnswerKind, Result
+from probes.running.store import Store, default_path
+
+
+def add_report_arguments(report: argparse.ArgumentParser) -> None:
+    report.add_argument("--store", help=f"results database (default {default_path()})")
+    report.add_argument("--benchmark")
+    report.add_argument("--model")
+    report.add_argument("--mode")
+    report.add_argument("--perturbation")
+    report.add_argument("--by", action="append", default=[], metavar="GROUP", help="also break down by this group")
+    report.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    report.add_argument(
+        "--no-references", dest="references", action="store_false", help="leave out chance and published rows"
+    )
+    views = report.add_mutually_exclusive_group()
+    views.add_argument(
+        "--compare", nargs=2, metavar=("A", "B"), help="paired test of two models, modes or perturbations"
+    )
+    views.add_argument("--fit", metavar="PARAM", help="psychometric fit against a swept numeric parameter")
+    views.add_argument("--consistency", action="store_true", help="right under every option order")
+    views.add_argument("--position-bias", action="store_true", help="each shown place: chosen against right")
+    report.set_defaults(handler=cmd_report)
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    path = Path(args.store) if args.store else default_path()
+    if not path.exists():
+        raise UsageError(f"no results store at {path}: run something first, or pass --store")
+    with Store(path) as store:
+        results = store.results(args.benchmark, args.model, args.mode, args.perturbation)
+    _check_groups(results, args.by)
+    if args.compare:
+        rows = [row.as_dict() for row in paired.compare(results, *args.compare)]
+        return _print(rows, args.format)
+    if args.fit:
+        fits = psychometric.fit_rows(results, args.fit, by=tuple(args.by))
+        if not fits:
+            raise UsageError(f"no result has a numeric parameter {args.fit!r} to fit against")
+        if args.format == "json":
+            return _print([fit.as_dict() for fit in fits], "json")
+        return _print([{k: fit.as_dict()[k] for k in psychometric.FIT_COLUMNS} for fit in fits], args.format)
+    if args.consistency:
+        return _print([row.as_dict() for row in consistency.consistency(results)], args.format)
+    if args.position_bias:
+        choices = [r for r in results if r.item_ref is not None and r.item_ref.options_count]
+        biases = consistency.position_bias(choices)
+        if args.format == "json":
+            return _print([bias.as_dict() for bias in biases], "json")
+        return _print([row for bias in biases for row in bias.rows()], args.format)
+    named = [args.benchmark] if args.benchmark else []
+    rows = report_rows(results, args.by, named, references=args.references)
+    if args.format == "json":
+        print(to_json(rows))
+    elif args.format == "csv":
+        print(to_csv(rows), end="")
+    else:
+        print(table(rows) if rows else "no results match")
+    return 0
+
+
+def _check_groups(results: Sequence[Result], by: Sequence[str]) -> None:
+    """A `--by` group that no result has is a typo, not an empty breakdown: say so."""
+    known = {name for result in results for name in result.groups}
+    unknown = [name for name in by if name not in known]
+    if unknown and results:
+        listed = ", ".join(sorted(known)) or "none"
+        raise UsageError(f"no result has a group {', '.join(unknown)}; the groups here are: {listed}")
+
+
+def _print(rows: list[Mapping[str, Any]], form: str) -> int:
+    if form == "json":
+        print(json.dumps([_finite(row) for row in rows], indent=2, ensure_ascii=False))
+    elif form == "csv":
+        buffer = io.StringIO()
+        if rows:
+            writer = csv.DictWriter(buffer, fieldnames=list(rows[0]))
+            writer.writeheader()
+            writer.writerows(rows)
+        print(buffer.getvalue(), end="")
+    else:
+        print(_plain_table(rows) if rows else "no results match")
+    return 0
+
+
+def _finite(row: Mapping[str, Any]) -> dict[str, Any]:
+    """JSON has no NaN or infinity: such a number is printed as null."""
+    return {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in row.items()}
+
+
+def _plain_table(rows: list[Mapping[str, Any]]) -> str:
+    header = list(rows[0])
+    cells = [header] + [[_cell(row.get(name)) for name in header] for row in rows]
+    widths = [max(len(line[i]) for line in cells) for i in range(len(header))]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip() for line in cells)
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    if isinstance(value, AnswerKind):
+        return value.value
+    return str(value)
