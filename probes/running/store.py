@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from models.types import Output, Usage
+from probes.core.errors import InputRejected
 from probes.core.types import ItemRef, Origin, Result, Status
 
 SCHEMA_VERSION = 3  # 2: results.score; 3: results.origin
@@ -96,34 +97,51 @@ class Store:
 
     def __init__(self, path: str | os.PathLike | None = None):
         self.path = Path(path) if path else default_path()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        # A long busy timeout: a second writer (the UI while a CLI run goes on) waits for the
-        # other's short transaction instead of failing with "database is locked".
-        self._db = sqlite3.connect(self.path, timeout=60, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA busy_timeout = 60000")
-        self._db.execute("PRAGMA journal_mode = WAL")
-        # NORMAL in WAL mode: a killed process loses nothing committed; only power loss can
-        # drop the last few commits. FULL would fsync every result.
-        self._db.execute("PRAGMA synchronous = NORMAL")
-        with self._transaction():
-            for statement in _SCHEMA.strip().split(";"):
-                if statement.strip():
-                    self._db.execute(statement)
-            columns = {row[1] for row in self._db.execute("PRAGMA table_info(results)")}
-            if "score" not in columns:  # a version 1 store: every score was right/wrong
-                self._db.execute("ALTER TABLE results ADD COLUMN score REAL")
-                self._db.execute("UPDATE results SET score = correct WHERE status != 'error'")
-            if "origin" not in columns:  # before version 3: the origin is read off the item reference
-                self._db.execute("ALTER TABLE results ADD COLUMN origin TEXT NOT NULL DEFAULT 'run'")
-                for key, origin in (("imported_from", "import"), ("judge", "judgement"), ("taken_by", "human")):
+        # A store that cannot be opened (a folder, a file that is not a database, a damaged or
+        # unwritable one) is the user's to fix: one clear message, never a traceback.
+        try:
+            if self.path.parent.exists() and not self.path.parent.is_dir():
+                raise NotADirectoryError(0, f"{self.path.parent} is a file, not a folder")
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            if self.path.is_dir():
+                raise IsADirectoryError(0, "it is a folder, not a file")
+            # A long busy timeout: a second writer (the UI while a CLI run goes on) waits for the
+            # other's short transaction instead of failing with "database is locked".
+            self._db = sqlite3.connect(self.path, timeout=60, check_same_thread=False, isolation_level=None)
+            try:
+                self._db.execute("PRAGMA busy_timeout = 60000")
+                self._db.execute("PRAGMA journal_mode = WAL")
+                # NORMAL in WAL mode: a killed process loses nothing committed; only power loss can
+                # drop the last few commits. FULL would fsync every result.
+                self._db.execute("PRAGMA synchronous = NORMAL")
+                with self._transaction():
+                    for statement in _SCHEMA.strip().split(";"):
+                        if statement.strip():
+                            self._db.execute(statement)
+                    columns = {row[1] for row in self._db.execute("PRAGMA table_info(results)")}
+                    if "score" not in columns:  # a version 1 store: every score was right/wrong
+                        self._db.execute("ALTER TABLE results ADD COLUMN score REAL")
+                        self._db.execute("UPDATE results SET score = correct WHERE status != 'error'")
+                    if "origin" not in columns:  # before version 3: the origin is read off the item reference
+                        self._db.execute("ALTER TABLE results ADD COLUMN origin TEXT NOT NULL DEFAULT 'run'")
+                        for key, origin in (("imported_from", "import"), ("judge", "judgement"), ("taken_by", "human")):
+                            self._db.execute(
+                                "UPDATE results SET origin = ? WHERE json_extract(item_ref, ?) IS NOT NULL",
+                                (origin, f"$.{key}"),
+                            )
                     self._db.execute(
-                        "UPDATE results SET origin = ? WHERE json_extract(item_ref, ?) IS NOT NULL",
-                        (origin, f"$.{key}"),
+                        "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
                     )
-            self._db.execute(
-                "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
-            )
+            except BaseException:
+                self._db.close()
+                raise
+        except (sqlite3.Error, OSError) as exc:
+            reason = getattr(exc, "strerror", None) or str(exc)
+            raise InputRejected(
+                f"results store {self.path}: cannot be opened ({reason}); give --store a new file name "
+                "or a results store this playground wrote"
+            ) from None
 
     @contextmanager
     def _transaction(self) -> Iterator[None]:
