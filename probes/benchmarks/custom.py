@@ -19,7 +19,8 @@ or TIFF, up to 50 MB and 40 million pixels, inside the folder (a symbolic link o
 refused); an animated or multi-page file gives its first frame, and `notes` says so.
 
 An `examples.jsonl` in the same shape, if present, is the few-shot pool. baseline/chance guesses
-uniformly among the options or, for short answers, among the distinct answers in the folder.
+uniformly among the options or, for short answers, among answers of the item's own kind
+(`with_answer_spaces`).
 """
 
 from __future__ import annotations
@@ -77,7 +78,6 @@ class CustomFolder(Benchmark):
             raise FolderError(f"{path}: cannot be read ({exc.strerror})") from None
         seen: set[str] = set()
         items: list[Item] = []
-        distinct_answers: dict[str, None] = {}
         for number, record in records:
             try:
                 item = self._item(record)
@@ -89,14 +89,11 @@ class CustomFolder(Benchmark):
                 continue
             seen.add(item.id)
             items.append(item)
-            if not item.options:
-                distinct_answers.setdefault(item.target_text())
         if errors:
             raise FolderError(problems(self.folder, errors))
         if not items:
             raise FolderError(f"{path}: no items")
-        space = tuple(sorted(distinct_answers))
-        return [item if item.options or item.answer_space else item.with_changes(answer_space=space) for item in items]
+        return with_answer_spaces(items)
 
     def _item(self, record: Mapping[str, Any]) -> Item:
         return item_from_record(self.id, record, self._images(record))
@@ -128,6 +125,36 @@ class CustomFolder(Benchmark):
             self.notes += [note for note in info.notes(name) if note not in self.notes]
             sources.append(file_source(path))
         return tuple(sources)
+
+
+MAX_NUMBER_SPAN = 1000  # a contiguous range of whole numbers longer than this is not a guess anyone makes
+
+
+def with_answer_spaces(items: Sequence[Item]) -> list[Item]:
+    """Each item with the answers baseline/chance guesses among, drawn from its OWN kind only
+    (a yes/no item is never answered with a number): choices -> its option labels; yes/no ->
+    Yes, No; numbers -> every whole number from the smallest to the largest answer of the
+    folder's number items (0 to twice the answer when they all agree; the distinct answers
+    themselves when the span is over MAX_NUMBER_SPAN); letters, pairs and text -> the distinct
+    answers of the folder's items of that kind (a to z for letters when fewer than two)."""
+    by_kind: dict[AnswerKind, dict[str, None]] = {}
+    for item in items:
+        by_kind.setdefault(item.kind, {}).setdefault(item.target_text())
+    spaces: dict[AnswerKind, tuple[str, ...]] = {AnswerKind.YES_NO: ("Yes", "No")}
+    numbers = sorted({item.target for item in items if item.kind is AnswerKind.NUMBER})
+    if numbers:
+        only = numbers[0]
+        low, high = (numbers[0], numbers[-1]) if len(numbers) > 1 else (min(0, 2 * only), max(1, 2 * only))
+        span = range(low, high + 1)
+        spaces[AnswerKind.NUMBER] = tuple(map(str, span)) if len(span) <= MAX_NUMBER_SPAN else tuple(map(str, numbers))
+    letters = tuple(sorted(by_kind.get(AnswerKind.LETTER, {})))
+    spaces[AnswerKind.LETTER] = letters if len(letters) > 1 else tuple(option_labels(26))
+    for kind in (AnswerKind.PAIR, AnswerKind.TEXT):
+        spaces[kind] = tuple(sorted(by_kind.get(kind, {})))
+    return [
+        item if item.options or item.answer_space else item.with_changes(answer_space=spaces.get(item.kind, ()))
+        for item in items
+    ]
 
 
 def item_from_record(benchmark_id: str, record: Mapping[str, Any], images: tuple[ImageSource, ...]) -> Item:
