@@ -115,6 +115,9 @@ class DiscriBench(Benchmark):
         "NLP2025 (言語処理学会第31回年次大会), pp. 1196-1201"
     )
     chance = 25.0
+    kind = AnswerKind.CHOICE
+    label_style = LabelStyle.DIGIT1
+    fixed_options = OPTIONS
 
     def __init__(self, data: str | None, lang: str = "en", subset: str = MAIN):
         super().__init__()

@@ -79,11 +79,15 @@ REPORTED_CATEGORY = {
     "angle constancy": "Miscellaneous",
     "occlusion": "Miscellaneous",
     "repeating pattern": "Miscellaneous",
+    # Other names for the merged class: Claude's released result files call it "misc".
+    "misc": "Miscellaneous",
+    "miscellaneous": "Miscellaneous",
 }
 
 
 class IllusionVQA(Benchmark):
     source = PAPER
+    kind = AnswerKind.CHOICE
 
     def __init__(self, benchmark_id: str, data: str | None, subset: str):
         super().__init__()
@@ -119,7 +123,8 @@ class IllusionVQA(Benchmark):
     def groups_for_category(self, category: str) -> dict[str, str]:
         if self.soft:
             return {}
-        return {"category": REPORTED_CATEGORY.get(category, category), "raw_category": category}
+        reported = REPORTED_CATEGORY.get(category.strip().lower(), category)
+        return {"category": reported, "raw_category": category}
 
     def _item(self, row: Mapping[str, Any], item_id: str) -> Item:
         options = tuple(row["options"])

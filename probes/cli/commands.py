@@ -23,7 +23,7 @@ from probes.cli.tools_command import add_tool_commands
 from probes.core.errors import ProbeError, UsageError
 from probes.core.params import parse_params
 from probes.core.registry import benchmark_ids, get_benchmark
-from probes.core.types import Mode
+from probes.core.types import LabelStyle, Mode
 from probes.files.export import generated_set, write_generated
 from probes.running import answerers
 from probes.running.importing import import_file
@@ -102,6 +102,12 @@ def _parser() -> argparse.ArgumentParser:
     importer.add_argument(
         "--perturbation", default="none", help="the condition the replies were produced under (default none)"
     )
+    importer.add_argument(
+        "--labels",
+        choices=[style.value for style in LabelStyle],
+        help="how the replies name options, where not as the benchmark does: letter (a, b, c), "
+        "digit0 (0, 1, 2) or digit1 (1, 2, 3); default: the benchmark's own",
+    )
     importer.add_argument("--data", help="local copy of the benchmark's data, to grade records without target")
     importer.add_argument("--store", help=f"results database (default {default_path()})")
     importer.set_defaults(handler=cmd_import)
@@ -157,6 +163,8 @@ def cmd_import(args: argparse.Namespace) -> int:
     perturb.check(args.perturbation)
     benchmark = get_benchmark(args.benchmark, data=args.data)
     with Store(args.store) as store:
-        summary = import_file(Path(args.file), benchmark, args.model, args.mode, store, args.perturbation)
+        summary = import_file(
+            Path(args.file), benchmark, args.model, args.mode, store, args.perturbation, labels=args.labels
+        )
     print(summary.describe())
     return 0

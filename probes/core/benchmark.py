@@ -6,7 +6,7 @@ from abc import ABC, abstractmethod
 
 from models.types import ImagePart, TextPart
 from probes.core.errors import BenchmarkError
-from probes.core.types import Item, Parsed
+from probes.core.types import AnswerKind, Item, LabelStyle, Parsed
 from probes.reading.correctness import is_correct
 from probes.reading.parsing import parse_item_reply
 
@@ -19,6 +19,11 @@ class Benchmark(ABC):
     title: str = ""
     source: str = ""  # the paper
     chance: float | None = None  # accuracy of a uniform guess, in percent
+    # What every item shares, where all do: an imported record that carries only its target is
+    # built with these, so it is read and graded exactly as the benchmark's own items are.
+    kind: AnswerKind | None = None  # None: the items differ (a custom folder)
+    label_style: LabelStyle = LabelStyle.LETTER  # how options are labelled: a/b/c, 0/1/2, 1/2/3
+    fixed_options: tuple[str, ...] = ()  # options every item has (DiscriBench's "Image 1".."Image 4")
 
     def __init__(self) -> None:
         self._items: list[Item] | None = None

@@ -4,6 +4,9 @@ message naming its line instead of a traceback, a hang or a store that cannot sa
 
 The limits are shared, so a custom folder, an upload and an import say the same thing:
 
+- numbers: finite. NaN, Infinity and numbers past a double's range (1e400) are refused where
+  they are read, so no answer, target or option becomes the text "nan" or "inf".
+
 - a line: 2,000,000 bytes. Read with that cap, so a 500 MB file without newlines is refused
   after 2 MB rather than read whole. No valid record comes near it (see the limits below).
 - a question: 20,000 characters (about 5,000 tokens). It is sent to every model for every item;
@@ -17,6 +20,7 @@ The limits are shared, so a custom folder, an upload and an import say the same 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -45,9 +49,26 @@ def read_lines(path: Path) -> Iterator[tuple[int, Any, str | None]]:
                 yield number, *_parse(text)
 
 
+class _NotFinite(ValueError):
+    pass
+
+
+def _finite(number: str) -> float:
+    value = float(number)
+    if not math.isfinite(value):  # 1e400 reads as infinity
+        raise _NotFinite(number)
+    return value
+
+
+def _no_constant(name: str) -> Any:
+    raise _NotFinite(name)  # NaN, Infinity, -Infinity: Python's json reads them, JSON has none
+
+
 def _parse(text: str) -> tuple[Any, str | None]:
     try:
-        value = json.loads(text)
+        value = json.loads(text, parse_float=_finite, parse_constant=_no_constant)
+    except _NotFinite as exc:
+        return None, f"holds {exc.args[0][:24]}, which is not a finite number (JSON numbers must be finite)"
     except json.JSONDecodeError as exc:
         return None, f"not valid JSON ({exc.msg} at column {exc.colno})"
     except RecursionError:  # [[[[... thousands deep

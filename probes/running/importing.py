@@ -2,12 +2,24 @@
 by the same parser and scorer as our own runs and stored beside them.
 
 Input is JSON Lines, one record per item: `item_id`, `response` (the raw reply), and, when the
-benchmark's items are not available here, `target` (option text or letter, or the answer),
-`options` and `category`, so the record grades on its own.
+benchmark's items are not available here, `target` (an option's text or label, or the answer),
+`options`, `category` and optionally `question` (its wording helps read replies such as "they do
+not overlap"), so the record grades on its own.
+
+A standalone record is built as the benchmark's own items are: its answer kind (circled letter:
+a letter; line intersections: a number; grid count: [rows, columns] ...) and its option labels
+(IllusionVQA a/b/c, texture classification 0/1/2, DiscriBench 1/2/3/4, whose fixed options
+"Image 1".."Image 4" a record may leave out). Replies that name options in another style than
+the benchmark's (InstructBLIP's IllusionVQA replies are 1-based digits) are read with
+`labels=` (`import --labels digit1`), and a target given as a label is read in that style too.
+Categories go through the benchmark's own aliases (`groups_for_category`). A target that is not
+a finite number (NaN, Infinity, 1e400) is refused, as `probes.files.jsonl` refuses it anywhere.
 """
 
 from __future__ import annotations
 
+import math
+import re
 from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -15,9 +27,9 @@ from typing import Any
 
 from probes.asking.perturb import check as check_perturbation
 from probes.core.benchmark import Benchmark
-from probes.core.errors import InputRejected
-from probes.core.types import AnswerKind, Condition, Item, ItemRef, Mode, Origin, Result, option_labels
-from probes.files.jsonl import MAX_OPTION_CHARS, MAX_RESPONSE_CHARS, read_lines, too_long
+from probes.core.errors import InputRejected, UsageError
+from probes.core.types import AnswerKind, Condition, Item, ItemRef, LabelStyle, Mode, Origin, Result, option_labels
+from probes.files.jsonl import MAX_OPTION_CHARS, MAX_QUESTION_CHARS, MAX_RESPONSE_CHARS, read_lines, too_long
 from probes.reading.grading import grade_reply
 from probes.running.store import Store
 
@@ -61,11 +73,20 @@ def read_records(path: Path) -> list[tuple[int, dict[str, Any]]]:
 
 
 def import_file(
-    path: Path, benchmark: Benchmark, model: str, mode: str, store: Store, perturbation: str = "none"
+    path: Path,
+    benchmark: Benchmark,
+    model: str,
+    mode: str,
+    store: Store,
+    perturbation: str = "none",
+    labels: LabelStyle | str | None = None,
 ) -> ImportSummary:
     """Grade every record of `path` as `model`'s replies under `mode` and `perturbation` (the
-    condition they were produced in elsewhere) and store them."""
+    condition they were produced in elsewhere) and store them. `labels` is how the replies name
+    options when that differs from the benchmark's own style (InstructBLIP's IllusionVQA replies
+    are 1-based digits where the benchmark asks for letters)."""
     condition = Condition(Mode.parse(mode), check_perturbation(perturbation))  # a typo must not make a new column
+    style = label_style(labels) if labels is not None else None
     records = read_records(path)
     known: dict[str, Item] | None = None
     results: list[Result] = []
@@ -73,7 +94,7 @@ def import_file(
         where = f"{path.name} line {number}"
         item_id = str(record["item_id"])
         if "target" in record:
-            item = standalone_item(benchmark, item_id, record, where)
+            item = standalone_item(benchmark, item_id, record, where, style)
         else:
             if known is None:
                 known = {item.id: item for item in benchmark.items()}
@@ -82,6 +103,8 @@ def import_file(
                     f"{where}: {benchmark.id} has no item {item_id!r}; give target (and options) in the record"
                 )
             item = known[item_id]
+            if style is not None and item.kind is AnswerKind.CHOICE:
+                item = item.with_changes(label_style=style)
         ref = replace(ItemRef.of(item, Origin.IMPORT), source_file=path.name)
         results.append(grade_reply(benchmark, item, record["response"], model, condition, ref))
     ids = Counter(r.item_id for r in results)
@@ -92,33 +115,144 @@ def import_file(
     return ImportSummary(len(results), Counter(r.status.value for r in results))
 
 
-def standalone_item(benchmark: Benchmark, item_id: str, record: dict[str, Any], where: str) -> Item:
-    """An item built from the record itself: its options, target and category."""
-    options = record.get("options")
+def label_style(name: LabelStyle | str) -> LabelStyle:
+    """`letter` (a, b, c), `digit0` (0, 1, 2) or `digit1` (1, 2, 3)."""
+    try:
+        return LabelStyle(str(name).strip().lower())
+    except ValueError:
+        styles = ", ".join(style.value for style in LabelStyle)
+        raise UsageError(f"labels {name!r}: choose one of {styles}") from None
+
+
+def standalone_item(
+    benchmark: Benchmark, item_id: str, record: dict[str, Any], where: str, labels: LabelStyle | None = None
+) -> Item:
+    """An item built from the record itself (target, options, category, question), with the
+    benchmark's own answer kind and option labels, so the reply is read and graded exactly as
+    the benchmark's own items are. `labels` overrides the label style (the replies' own)."""
     category = record.get("category")
     groups = benchmark.groups_for_category(str(category)) if category not in (None, "") else {}
-    if options is not None:
-        if not isinstance(options, list) or len(options) < 2 or not all(isinstance(o, str) for o in options):
-            raise RecordError(f"{where}: options must be a list of at least two strings")
-        if len(options) > 26:  # as in custom folders: options are labelled a to z
-            raise RecordError(f"{where}: options can hold at most 26 choices")
-        for index, option in enumerate(options):
-            if problem := too_long(f"options[{index}]", option, MAX_OPTION_CHARS):
-                raise RecordError(f"{where}: {problem}")
-        target = _option_index(record["target"], options)
-        if target is None:
-            raise RecordError(f"{where}: target {record['target']!r} is not one of the options (text or letter)")
-        return Item(benchmark.id, item_id, "", (), AnswerKind.CHOICE, target, tuple(options), groups=groups)
+    question = record.get("question", "")
+    if not isinstance(question, str):
+        raise RecordError(f"{where}: question must be text (the item's wording, used to read the reply)")
+    if problem := too_long("question", question, MAX_QUESTION_CHARS):
+        raise RecordError(f"{where}: {problem}")
+    common = dict(benchmark=benchmark.id, id=item_id, question=question, images=(), groups=groups)
     target = record["target"]
+    if isinstance(target, float) and not math.isfinite(target):  # read_lines refuses these; a caller may not
+        raise RecordError(f"{where}: target {target!r} is not a finite number")
+    options = record.get("options")
+    if options is None and benchmark.kind in (AnswerKind.CHOICE, None) and benchmark.fixed_options:
+        options = list(benchmark.fixed_options)
+    if options is not None:
+        options = _checked_options(options, where)
+        style = labels or benchmark.label_style
+        index = _option_index(target, options, style)
+        if index is None:
+            shown = ", ".join(option_labels(len(options), style))
+            raise RecordError(
+                f"{where}: target {target!r} is not one of the options (an option's text, or its label: {shown})"
+            )
+        return Item(kind=AnswerKind.CHOICE, target=index, options=tuple(options), label_style=style, **common)
+    if benchmark.kind is AnswerKind.CHOICE:
+        raise RecordError(f"{where}: {benchmark.id} is multiple choice: give the item's options in the record")
+    kind = benchmark.kind
     try:
-        return Item(benchmark.id, item_id, "", (), *_short_target(target), groups=groups)
+        value = _guessed_target(target) if kind is None else (kind, _target_of_kind(kind, target))
     except (ValueError, TypeError, OverflowError):  # ["a", "b"] as a pair, null, {"x": 1} ...
-        raise RecordError(
-            f"{where}: target {target!r} is not an answer (text, a whole number, yes/no or [rows, columns])"
-        ) from None
+        wanted = KIND_WORDS[kind] if kind else "text, a whole number, yes/no or [rows, columns]"
+        raise RecordError(f"{where}: target {target!r} is not an answer of {benchmark.id} ({wanted})") from None
+    return Item(kind=value[0], target=value[1], **common)
 
 
-def _short_target(target: Any) -> tuple[AnswerKind, Any]:
+KIND_WORDS = {
+    AnswerKind.NUMBER: "a whole number",
+    AnswerKind.YES_NO: "yes or no",
+    AnswerKind.LETTER: "a single letter",
+    AnswerKind.PAIR: "[rows, columns]",
+    AnswerKind.WORDS: "a list of words",
+    AnswerKind.TEXT: "text",
+}
+
+
+def _checked_options(options: Any, where: str) -> list[str]:
+    if not isinstance(options, list) or len(options) < 2 or not all(isinstance(o, str) for o in options):
+        raise RecordError(f"{where}: options must be a list of at least two strings")
+    if len(options) > 26:  # as in custom folders: options are labelled a to z
+        raise RecordError(f"{where}: options can hold at most 26 choices")
+    for index, option in enumerate(options):
+        if problem := too_long(f"options[{index}]", option, MAX_OPTION_CHARS):
+            raise RecordError(f"{where}: {problem}")
+    return options
+
+
+def _target_of_kind(kind: AnswerKind, target: Any) -> Any:
+    """The target as the benchmark's own items hold it; ValueError or TypeError if it is not one."""
+    if target is None or isinstance(target, dict):
+        raise TypeError
+    if kind is AnswerKind.YES_NO:
+        if isinstance(target, bool):
+            return "yes" if target else "no"
+        return _read_text(kind, target)
+    if kind is AnswerKind.NUMBER:
+        return _whole_number(target)
+    if kind is AnswerKind.PAIR:
+        if isinstance(target, list):
+            if len(target) != 2:
+                raise ValueError
+            return (_whole_number(target[0]), _whole_number(target[1]))
+        if not isinstance(target, str):
+            raise TypeError
+        return _read_text(kind, target)
+    if kind is AnswerKind.LETTER:
+        if not isinstance(target, str):
+            raise TypeError
+        return _read_text(kind, target)
+    if kind is AnswerKind.WORDS:
+        if not isinstance(target, list) or not target or not all(isinstance(w, str) and w.strip() for w in target):
+            raise ValueError
+        return tuple(w.strip() for w in target)
+    if not isinstance(target, (str, int)) or isinstance(target, bool) or not str(target).strip():
+        raise ValueError
+    return str(target).strip()
+
+
+def _read_text(kind: AnswerKind, target: Any) -> Any:
+    """A target written as text, as answer keys write them: "Yes", "{3}", "(5, 6)", "5x6", "g"."""
+    if not isinstance(target, str):
+        raise TypeError
+    text = target.strip().strip("{}").strip()
+    if kind is AnswerKind.YES_NO:
+        word = text.lower().rstrip(".")
+        if word not in ("yes", "no"):
+            raise ValueError
+        return word
+    if kind is AnswerKind.PAIR:
+        numbers = re.findall(r"\d+", text)
+        if len(numbers) != 2:
+            raise ValueError
+        return (int(numbers[0]), int(numbers[1]))
+    if len(text) != 1 or not text.isalnum():  # a letter
+        raise ValueError
+    return text
+
+
+def _whole_number(value: Any) -> int:
+    if isinstance(value, bool):
+        raise TypeError
+    if isinstance(value, float):
+        if not value.is_integer():  # also NaN and infinities
+            raise ValueError
+        return int(value)
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str):
+        return int(value.strip().strip("{}").strip())
+    raise TypeError
+
+
+def _guessed_target(target: Any) -> tuple[AnswerKind, Any]:
+    """A benchmark whose items differ in kind (a custom folder): the target's shape says."""
     if target is None or isinstance(target, dict):
         raise TypeError
     if isinstance(target, bool) or str(target).strip().lower() in ("yes", "no"):
@@ -126,15 +260,21 @@ def _short_target(target: Any) -> tuple[AnswerKind, Any]:
     if isinstance(target, int) or str(target).strip().isdigit():
         return AnswerKind.NUMBER, int(str(target).strip())
     if isinstance(target, list) and len(target) == 2:
-        return AnswerKind.PAIR, (int(target[0]), int(target[1]))
+        return AnswerKind.PAIR, (_whole_number(target[0]), _whole_number(target[1]))
+    if isinstance(target, (list, float)):
+        raise ValueError
     return AnswerKind.TEXT, str(target).strip()
 
 
-def _option_index(target: Any, options: list[str]) -> int | None:
+def _option_index(target: Any, options: list[str], style: LabelStyle) -> int | None:
+    """The option a target names: its text, or its label in `style`, the labels the replies use
+    (a JSON number is a label in a digit style: DiscriBench's answer 2 is its second image)."""
+    labels = option_labels(len(options), style)
+    if isinstance(target, int) and not isinstance(target, bool) and style is not LabelStyle.LETTER:
+        return labels.index(str(target)) if str(target) in labels else None
     if not isinstance(target, str):
         return None
     if target in options:
         return options.index(target)
-    letter = target.strip().lower().rstrip(".)")
-    labels = option_labels(len(options))
-    return labels.index(letter) if letter in labels else None
+    label = target.strip().lower().rstrip(".):")
+    return labels.index(label) if label in labels else None

@@ -118,6 +118,8 @@ def _keys(words: Sequence[Phrase]) -> frozenset[str]:
 class TextureClassification(TextureBenchmark):
     id = BENCHMARK_ID
     title = "Texture perception (shitsukan): pick the fitting texture word among N"
+    kind = AnswerKind.CHOICE
+    label_style = LabelStyle.DIGIT0
     task_params = ("n",)
 
     def __init__(self, data: str | None = None, params: Mapping[str, Sequence[str]] | None = None):

@@ -106,6 +106,7 @@ def chance_guesses(record: Record, pool: Sequence[Record], seed: int, lang: str)
 class TextureGeneration(TextureBenchmark):
     id = BENCHMARK_ID
     title = "Texture perception (shitsukan): write three texture words (match rate)"
+    kind = AnswerKind.WORDS
 
     def make_items(self, records: Sequence[Record], pool: Sequence[Record], prefix: str) -> list[Item]:
         return [self._item(r, pool, lang, prefix) for r in records for lang in self.langs]
