@@ -1,380 +1,256 @@
-"""Answer extraction: a reply and an answer kind in, `Parsed(value, status)` out.
+"""Answer extraction: a reply and an answer kind in, `Parsed(value, status)` out, read the way a
+careful person reads it, never guessed.
 
-Deterministic and explicit. The order, for every kind:
-1. a final-answer marker ("Answer: X", "the answer is X", "{X}", "**X**"): the LAST one wins, so
-   a chain of thought's conclusion beats numbers mentioned on the way;
-2. a refusal ("I'm sorry, I can't help with that") -> status refused;
-3. the kind's loose reading (a reply that starts with "Yes", a lone number, "5 rows and 6
-   columns", an option's text ...);
-4. otherwise unparsed. Never a random or default answer.
+Deterministic, and linear in the reply's length. The order, for every kind:
+1. Clean the reply (`echoes.py`): NFKC, no `<think>` block, no markup, no copy of the question's
+   own sentences, examples or answer templates ("Yes/No", "rows={5} columns={6}" after "For
+   example", "<answer>").
+2. Cut it at its self-corrections (`hedges.py`: "Wait, looking again ...", "no wait", "いや"): the
+   last part that holds an answer is read; a last part that only doubts withdraws the answer.
+3. In that part, the last committed answer: after a final-answer marker ("Answer: X", "the answer
+   is X", "答えは X"), in braces (`{X}`, `\\boxed{X}`), or a line that is only an answer; else the
+   kind's own reading of the text (`yes_no.py`, `numbers.py`, `pairs.py`, `letters.py`,
+   `choices.py`).
+4. An answer that is offered with another ("3 or 4", "either b or c"), said inexactly ("about
+   5"), or contradicted by what follows it is a hedge: unparsed.
+5. A refusal ("I'm sorry, I can't help with that") with no marked answer: refused.
+Otherwise unparsed. Never a random or default answer.
+
+Where the question says what it asks (its predicate, "touching?"; what it counts, "how many
+squares?"), `parse_item_reply` passes it on, so "they do not overlap" answers "overlapping?".
 """
 
 from __future__ import annotations
 
 import re
-import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass
+from types import ModuleType
 from typing import Any
 
 from probes.core.types import AnswerKind, Item, Parsed, Status
+from probes.reading import choices, letters, numbers, pairs, yes_no
+from probes.reading.common import HEDGE, Context, Found, Spans, sentence_start, sentences
+from probes.reading.echoes import clean
+from probes.reading.hedges import corrections, doubts, is_refusal_text
 
-NUMBER_WORDS = {
-    "zero": 0, "none": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
-    "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13,
-    "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18,
-    "nineteen": 19, "twenty": 20,
-}  # fmt: skip
-_NUM = r"(\d+|" + "|".join(NUMBER_WORDS) + r")"
 MAX_TAIL = 400  # characters read after an answer marker
 
-# A reply that repeats the question's own example ("e.g., {3}") must not be read as answering 3.
-_ECHOED_EXAMPLE = re.compile(
-    r"(?:e\.\s?g\.|for example|for instance)\s*[,:]?\s*"
-    r"(?:rows\s*=\s*\{\d+\}\s*,?\s*columns\s*=\s*\{\d+\}|\(\s*\d+\s*,\s*\d+\s*\)|\{[^{}\n]*\})",
-    re.IGNORECASE,
-)
-_THINK_BLOCK = re.compile(r"<think>.*?(</think>|$)", re.DOTALL | re.IGNORECASE)
 _MARKER = re.compile(
-    r"(?:final\s+answer|correct\s+answer|answer|回答|答え)\s*(?:is|would\s+be|will\s+be|should\s+be)?\s*(?:[:=\-]\s*)?",
+    r"\b(?:final\s+answer|correct\s+(?:answer|option|choice)|answer|final\s+(?:count|result)|result|solution)\b"
+    r"\s*(?:is|would\s+be|will\s+be|should\s+be)?\s*(?:[:=\-–]\s*)?"
+    r"|\b(?:i(?:'d|\s+would|\s+will|'ll)?\s+(?:choose|pick|select|go\s+with)|my\s+(?:choice|pick|selection)\s+is)"
+    r"\s*(?:[:\-]\s*)?"
+    r"|(?:最終(?:的な)?)?(?:答え|回答|解答|正解|選択|番号|結論)\s*(?:は|[:：])?\s*(?:[:：]\s*)?",
     re.IGNORECASE,
 )
-_REFUSAL = re.compile(
-    r"\b(?:can(?:no|')?t|cannot|won'?t(?:\s+be\s+able\s+to)?|will\s+not|unable\s+to|not\s+able\s+to)\s+"
-    r"(?:help|assist|comply|fulfil+|engage|do\s+that|answer\s+that|respond\s+to\s+that|provide\s+(?:that|this|assistance|help))"
-    r"|\bI\s+(?:must|have\s+to)\s+(?:decline|refuse)"
-    r"|\bI(?:'m|\s+am)\s+not\s+(?:comfortable|going\s+to)\s"
-    r"|\bagainst\s+(?:my|the)\s+(?:guidelines|polic(?:y|ies))",
-    re.IGNORECASE,
-)
-# Hedges whose words would otherwise read as answers ("no idea" is not "no").
-_HEDGES = re.compile(
-    r"\bno\s+(?:idea|way\s+to\s+(?:tell|know|say))\b|\bhard\s+to\s+say\b|\bnot\s+sure\b", re.IGNORECASE
-)
+_BRACES = re.compile(r"\{([^{}\n]{1,80})\}")
+_ASKED = re.compile(r"[ \t\"'”’)\]}*]*\?")
 
-
-def is_refusal(reply: str) -> bool:
-    """Whether the model declined to answer ("I'm sorry, I can't help with that")."""
-    return bool(_REFUSAL.search(normalise(reply)))
-
-
-def parse_item_reply(reply: str, item: Item) -> Parsed:
-    return parse(reply, item.kind, options=item.options, labels=item.labels)
-
-
-def parse(reply: str, kind: AnswerKind, options: Sequence[str] = (), labels: Sequence[str] = ()) -> Parsed:
-    text = normalise(reply)
-    if not text:
-        return Parsed(None, Status.UNPARSED)
-    strict, loose = _READERS[kind]
-    context = _Context(options=tuple(options), labels=tuple(lab.lower() for lab in labels))
-    value = _marked(text, strict, loose, context)
-    if value is None:
-        if _REFUSAL.search(text):
-            return Parsed(None, Status.REFUSED)
-        value = loose(_HEDGES.sub(" ", text), context)
-    if value is None:
-        return Parsed(None, Status.UNPARSED)
-    return Parsed(value, Status.ANSWERED)
+_READERS: dict[AnswerKind, ModuleType] = {
+    AnswerKind.YES_NO: yes_no,
+    AnswerKind.NUMBER: numbers,
+    AnswerKind.LETTER: letters,
+    AnswerKind.PAIR: pairs,
+    AnswerKind.CHOICE: choices,
+}
 
 
 def normalise(reply: str) -> str:
-    """NFKC (full-width digits, Japanese punctuation), no reasoning blocks, no markdown
-    emphasis, no echoed examples."""
-    text = unicodedata.normalize("NFKC", reply or "")
-    text = _THINK_BLOCK.sub(" ", text)
-    text = re.sub(r"\*\*|__|`|^#+\s*", "", text, flags=re.MULTILINE)
-    text = re.sub(r"(?<!\w)\*(?!\s)|(?<!\s)\*(?!\w)", "", text)
-    text = _ECHOED_EXAMPLE.sub(" ", text)
-    return text.strip()
+    """NFKC (full-width digits, Japanese punctuation), no reasoning blocks, no markdown or LaTeX
+    decoration, no echoed examples or answer templates."""
+    return clean(reply)
 
 
-class _Context:
-    def __init__(self, options: tuple[str, ...], labels: tuple[str, ...]):
-        self.options = options
-        self.labels = labels
+def is_refusal(reply: str) -> bool:
+    """Whether the model declined to answer ("I'm sorry, I can't help with that", "お答えできません")."""
+    return is_refusal_text(clean(reply))
 
 
-Reader = Callable[[str, _Context], Any]
+def parse_item_reply(reply: str, item: Item) -> Parsed:
+    return parse(reply, item.kind, options=item.options, labels=item.labels, question=item.question)
 
 
-def _marked(text: str, strict: Reader, loose: Reader, context: _Context) -> Any:
-    """The value after the last answer marker that holds a well-formed answer, or in braces."""
-    for match in reversed(list(_MARKER.finditer(text))):
-        # A bounded look after each marker: an answer is short, and a reply full of markers
-        # must not cost quadratic time.
-        tail = text[match.end() : match.end() + MAX_TAIL].split("\n", 1)[0]
-        value = strict(tail, context)
+def parse(
+    reply: str, kind: AnswerKind, options: Sequence[str] = (), labels: Sequence[str] = (), *, question: str = ""
+) -> Parsed:
+    """Read one reply. `question` (the item's own wording) lets a reply answer in the question's
+    words; without it only the kind's general forms are read."""
+    text = clean(reply, question)
+    if not text:
+        return Parsed(None, Status.UNPARSED)
+    if kind in (AnswerKind.WORDS, AnswerKind.TEXT):
+        return _free(text, kind)
+    context = Context(
+        kind=kind,
+        options=tuple(options),
+        labels=tuple(label.lower() for label in labels),
+        question=question,
+        predicate=yes_no.question_predicate(question) if kind is AnswerKind.YES_NO else None,
+        counted=numbers.counted_nouns(question) if kind is AnswerKind.NUMBER and question else None,
+    )
+    reading = _read(text, _READERS[kind], context)
+    if reading.value is not None and reading.value is not HEDGE:
+        if reading.marked or not is_refusal_text(text):
+            return Parsed(reading.value, Status.ANSWERED)
+    if is_refusal_text(text):
+        return Parsed(None, Status.REFUSED)
+    return Parsed(None, Status.UNPARSED)
+
+
+@dataclass(frozen=True)
+class _Reading:
+    value: Any  # an answer, HEDGE, or None
+    marked: bool = False  # said after a marker, in braces, or as a line of its own
+
+
+_NOTHING = _Reading(None)
+
+
+def _read(text: str, reader: ModuleType, context: Context) -> _Reading:
+    """The last committed answer: each part after a self-correction is read from the last."""
+    cues = corrections(text)
+    if cues and hasattr(reader, "protected"):
+        protected = Spans(reader.protected(text, context))
+        cues = [cue for cue in cues if not protected.hold(cue[0])]
+    # Part i runs from the end of cue i-1 to the start of cue i; the cue's own words ("no wait")
+    # belong to no part.
+    starts = [0] + [end for _, end, _ in cues]
+    ends = [start for start, _, _ in cues] + [len(text)]
+    retracting = [False] + [retract for _, _, retract in cues]
+    for index in range(len(starts) - 1, -1, -1):
+        part = text[starts[index] : ends[index]]
+        if not part.strip(" \t\n,.;:—–-…"):
+            if retracting[index]:
+                return _Reading(HEDGE)
+            continue
+        reading = _read_part(part, reader, context)
+        if reading.value is not None:
+            return reading
+        # Nothing readable after "no wait", or only doubt ("Hmm, actually I'm not sure"): the
+        # answer before is withdrawn.
+        if retracting[index] or doubts(part):
+            return _Reading(HEDGE)
+    return _NOTHING
+
+
+def _marked_answers(part: str, reader: ModuleType, context: Context) -> list[Found]:
+    """The latest answer after a marker, the latest in braces, the latest line that is only an
+    answer, and a short last sentence that is only an answer (the latest of them is chosen, so
+    each is searched from the end)."""
+    found: list[Found] = []
+    markers = list(_MARKER.finditer(part))
+    for index in range(len(markers) - 1, -1, -1):
+        marker = markers[index]
+        # A bounded look after each marker, never past the next one: linear in the reply.
+        limit = markers[index + 1].start() if index + 1 < len(markers) else len(part)
+        limit = min(limit, marker.end() + MAX_TAIL)
+        after = part[marker.end() : limit]
+        lead = len(after) - len(after.lstrip())
+        line = after[lead:].split("\n", 1)[0]
+        value = reader.strict(line, context) if line else None
         if value is not None:
-            return value
-    braces = re.findall(r"\{([^{}\n]{1,80})\}", text)
-    for inner in reversed(braces):
-        value = strict(inner, context)
+            found.append(Found(value, marker.start(), marker.end() + lead + len(line)))
+            break
+    for braces in reversed(list(_BRACES.finditer(part))):
+        value = reader.strict(braces.group(1), context)
         if value is not None:
-            return value
-    return None
+            found.append(Found(value, braces.start(), braces.end()))
+            break
+    end = len(part)
+    while end > 0:
+        start = part.rfind("\n", 0, end) + 1
+        line = part[start:end]
+        if line.strip() and len(line) <= 200:
+            value = reader.whole(line, context)
+            if value is not None:
+                found.append(Found(value, start, end))
+                break
+        end = start - 1
+    # A short last sentence that is only an answer: "... it's the right one that is impossible. b"
+    if reader in (choices, letters):
+        spans = sentences(part[-400:])
+        offset = max(0, len(part) - 400)
+        if len(spans) > 1:
+            start, end = spans[-1]
+            if len(part[offset + start : offset + end].strip()) <= 12:
+                value = reader.whole(part[offset + start : offset + end], context)
+                if value is not None:
+                    found.append(Found(value, offset + start, offset + end))
+    return found
 
 
-# --- yes / no ---------------------------------------------------------------------------
-
-_YES = {"yes", "yeah", "yep", "yup", "correct", "true"}
-_NO = {"no", "nope", "false", "incorrect"}
-
-
-def _yes_no_word(word: str) -> str | None:
-    word = word.lower()
-    if word in _YES:
-        return "yes"
-    if word in _NO:
-        return "no"
-    return None
-
-
-def _strict_yes_no(text: str, _: _Context) -> str | None:
-    match = re.match(r"[\s\"'“‘(\[{:.-]*(yes|no|yeah|yep|nope)\b", text, re.IGNORECASE)
-    return _yes_no_word(match.group(1)) if match else None
+def _line_disagrees(part: str, chosen: Found, reader: ModuleType, context: Context) -> bool:
+    """Whether the rest of the chosen answer's line is itself a different answer ("Neither
+    object. (c)", "a. The right object")."""
+    line_start = part.rfind("\n", 0, chosen.start) + 1
+    line_end = part.find("\n", chosen.end)
+    line_end = len(part) if line_end < 0 else line_end
+    for piece in (part[line_start : chosen.start], part[chosen.end : line_end]):
+        if piece.strip() and len(piece) <= 200:
+            other = reader.whole(piece, context)
+            if other is HEDGE or (other is not None and not reader.same(other, chosen.value)):
+                return True
+    return False
 
 
-def _loose_yes_no(text: str, context: _Context) -> str | None:
-    first = _strict_yes_no(text, context)
-    if first is not None:
-        return first
-    # Elsewhere, only a yes/no that stands alone as a sentence or clause ("..., so no.") counts:
-    # "there is no gap" must not read as "no".
-    standalone = re.findall(
-        r"(?:^|[.!?\n:;,]\s*)(?:so|thus|therefore|hence|then|but)?\s*,?\s*(yes|no|yeah|yep|nope)\s*(?=[.!?\n,;]|$)",
-        text,
-        re.IGNORECASE,
-    )
-    return _yes_no_word(standalone[-1]) if standalone else None
+def _read_part(part: str, reader: ModuleType, context: Context) -> _Reading:
+    marked = _marked_answers(part, reader, context)
+    if marked:
+        chosen = max(marked, key=lambda f: (f.start, f.end))
+        if chosen.value is HEDGE or reader.hedged(part[sentence_start(part, chosen.start) :], context):
+            return _Reading(HEDGE, True)
+        if _ASKED.match(part, chosen.end):  # "{2}? {1}?": an answer asked, not given
+            return _Reading(HEDGE, True)
+        if _line_disagrees(part, chosen, reader, context):
+            return _Reading(HEDGE, True)
+        if hasattr(reader, "consistent_before") and not reader.consistent_before(
+            part[: chosen.start], chosen.value, context
+        ):
+            return _Reading(HEDGE, True)
+        after = reader.confirms(part[chosen.end :], context)
+        if after is HEDGE or (
+            isinstance(after, Found) and (after.value is HEDGE or not reader.same(after.value, chosen.value))
+        ):
+            return _Reading(HEDGE, True)
+        return _Reading(chosen.value, True)
+    found = reader.loose(part, context)
+    if found is None:
+        return _NOTHING
+    if found is HEDGE or found.value is HEDGE:
+        return _Reading(HEDGE)
+    if reader.hedged(part[sentence_start(part, found.start) :], context) or _ASKED.match(part, found.end):
+        return _Reading(HEDGE)
+    return _Reading(found.value)
 
 
-# --- numbers ----------------------------------------------------------------------------
+# --- word lists and free text (texture generation, custom short answers) -------------------------
 
 
-def _to_int(token: str) -> int:
-    token = token.lower()
-    return NUMBER_WORDS[token] if token in NUMBER_WORDS else int(token)
-
-
-def _strict_number(text: str, _: _Context) -> int | None:
-    match = re.match(r"[\s\"'“‘(\[{:*-]*" + _NUM + r"\b(?![.,]\d)", text, re.IGNORECASE)
-    return _to_int(match.group(1)) if match else None
-
-
-_COUNT_PHRASES = re.compile(
-    r"(?:there\s+(?:are|is|appear\s+to\s+be|seem\s+to\s+be)|i\s+(?:can\s+)?(?:count|see)|(?:shows|contains|has)\s+|"
-    r"total\s*(?:of|is|:|=)|totals?|count\s+is|number\s+(?:of\s+\w+(?:\s+\w+)?\s+)?is)\s*(?:exactly\s+|only\s+)?"
-    + _NUM
-    + r"\b(?![.,]\d)"
-    + r"|\b"
-    + _NUM
-    + r"\s+(?:\w+\s+)?in\s+total\b",
-    re.IGNORECASE,
-)
-
-
-# How often lines meet, said in words: "they cross twice", "they never touch".
-_TIMES = re.compile(
-    r"\b(?:cross|crosses|meet|meets|touch|touches|intersect|intersects)\s+(?:each\s+other\s+)?"
-    r"(once|twice|thrice|" + "|".join(NUMBER_WORDS) + r"|\d+)(?:\s+times?)?\b"
-    r"|\b(never)\s+(?:cross|meet|touch|intersect)|\bthere\s+(?:are|is)\s+(no)\s+\w+",
-    re.IGNORECASE,
-)
-_TIMES_WORDS = {"once": 1, "twice": 2, "thrice": 3, "never": 0, "no": 0}
-
-
-def _loose_number(text: str, context: _Context) -> int | None:
-    whole = re.fullmatch(r"[\s\"'“‘(\[{]*" + _NUM + r"[\s\"'”’)\]}.!]*", text, re.IGNORECASE)
-    if whole:
-        return _to_int(whole.group(1))
-    phrases = list(_COUNT_PHRASES.finditer(text))
-    if phrases:
-        last = phrases[-1]
-        return _to_int(last.group(1) or last.group(2))
-    # A reply that opens with the count: "Seven circles.", "Zero paths go from A to C", "No paths ..."
-    opening = re.match(r"[\s\"'“‘(\[{]*(" + _NUM[1:-1] + r"|no)\s+[a-z]", text, re.IGNORECASE)
-    if opening:
-        word = opening.group(1).lower()
-        return 0 if word == "no" else _to_int(word)
-    times = list(_TIMES.finditer(text))
-    if times:
-        word = next(g for g in times[-1].groups() if g).lower()
-        return _TIMES_WORDS[word] if word in _TIMES_WORDS else _to_int(word)
-    digits = {int(d) for d in re.findall(r"(?<![\d.])\d+(?![\d.]\d)", text)}
-    if len(digits) == 1:
-        return digits.pop()
-    return None
-
-
-# --- single letters ---------------------------------------------------------------------
-
-_QUOTED_LETTER = re.compile(r"[\"'“‘`«]([A-Za-z])[\"'”’`»]")
-_LETTER_PHRASE = re.compile(
-    r"\b(?:letter|character)(?=[\s:])(?:\s+(?:that\s+is|which\s+is|being|that's))?"
-    r"(?:\s+(?:circled|highlighted|marked|inside\s+the\s+(?:red\s+)?oval))?(?:\s+is)?\s*:?\s*(?:the\s+)?"
-    r"[\"'“‘`«]?([A-Za-z])[\"'”’`»]?(?![\w'’])",
-    re.IGNORECASE,
-)
-
-
-def _strict_letter(text: str, _: _Context) -> str | None:
-    match = re.match(r"[\s\"'“‘`«(\[{:*-]*([A-Za-z])(?:[\"'”’`»)\]}.,!:;\s]|$)", text)
-    if match:
-        return match.group(1)
-    match = _QUOTED_LETTER.search(text) or _LETTER_PHRASE.search(text)
-    return match.group(1) if match else None
-
-
-def _loose_letter(text: str, context: _Context) -> str | None:
-    whole = re.fullmatch(r"[\s\"'“‘`«(\[{]*([A-Za-z])[\"'”’`»)\]}.!\s]*", text)
-    if whole:
-        return whole.group(1)
-    phrases = list(_LETTER_PHRASE.finditer(text))
-    if phrases:
-        return phrases[-1].group(1)
-    quoted = _QUOTED_LETTER.findall(text)
-    if quoted:
-        return quoted[-1]
-    return None
-
-
-# --- (rows, columns) --------------------------------------------------------------------
-
-_PAIR_PAREN = re.compile(r"\(\s*" + _NUM + r"\s*,\s*" + _NUM + r"\s*\)", re.IGNORECASE)
-_PAIR_TIMES = re.compile(r"\b" + _NUM + r"\s*(?:x|×|\*|by)\s*" + _NUM + r"\b", re.IGNORECASE)
-_ROWS = re.compile(r"\brows?\s*(?:=|:|is|are)?\s*\{?\s*" + _NUM + r"\b|\b" + _NUM + r"[ \t]+rows?\b", re.IGNORECASE)
-_COLUMNS = re.compile(
-    r"\b(?:columns?|cols?)\s*(?:=|:|is|are)?\s*\{?\s*" + _NUM + r"\b|\b" + _NUM + r"[ \t]+(?:columns?|cols?)\b",
-    re.IGNORECASE,
-)
-
-
-def _keyword_pair(text: str) -> tuple[int, int] | None:
-    rows, columns = list(_ROWS.finditer(text)), list(_COLUMNS.finditer(text))
-    if not rows or not columns:
-        return None
-    row, column = rows[-1], columns[-1]
-    return _to_int(row.group(1) or row.group(2)), _to_int(column.group(1) or column.group(2))
-
-
-def _strict_pair(text: str, _: _Context) -> tuple[int, int] | None:
-    keyword = _keyword_pair(text)
-    if keyword:
-        return keyword
-    match = re.match(r"[\s\"'“‘\[{:*-]*" + _PAIR_PAREN.pattern, text, re.IGNORECASE) or re.match(
-        r"[\s\"'“‘\[{:*-]*" + _PAIR_TIMES.pattern, text, re.IGNORECASE
-    )
-    return (_to_int(match.group(1)), _to_int(match.group(2))) if match else None
-
-
-def _loose_pair(text: str, context: _Context) -> tuple[int, int] | None:
-    keyword = _keyword_pair(text)
-    if keyword:
-        return keyword
-    for pattern in (_PAIR_PAREN, _PAIR_TIMES):
-        found = list(pattern.finditer(text))
-        if found:
-            return _to_int(found[-1].group(1)), _to_int(found[-1].group(2))
-    return None
-
-
-# --- multiple choice --------------------------------------------------------------------
-
-
-def _simplify(text: str) -> str:
-    return re.sub(r"[\s\W_]+", " ", text.casefold()).strip()
-
-
-def _label_at_start(text: str, context: _Context) -> int | None:
-    if not context.labels:
-        return None
-    alternatives = "|".join(re.escape(label) for label in context.labels)
-    match = re.match(
-        r"[\s\"'“‘*(\[:-]*(?:option\s+|choice\s+)?\(?(" + alternatives + r")(?:[.):\]]|\s*$|[ \t]*\n|\s+(?=[-–—:]))",
-        text,
-        re.IGNORECASE,
-    )
-    if match:
-        return context.labels.index(match.group(1).lower())
-    return None
-
-
-def _light(text: str) -> str:
-    return re.sub(r"\s+", " ", text.casefold()).strip().strip("\"'“”‘’").rstrip(".").strip()
-
-
-def _option_text(text: str, context: _Context) -> int | None:
-    """The one option whose text the reply gives: exactly (symbols kept, so "1 = 2 = 3." and
-    "1 > 2 = 3." stay apart), else loosely (punctuation ignored) when that is unambiguous."""
-    light = [_light(o) for o in context.options]
-    exact = [i for i, o in enumerate(light) if o == _light(text)]
-    if len(exact) == 1:
-        return exact[0]
-    simple = _simplify(text)
-    options = [_simplify(o) for o in context.options]
-    # Options that read the same once punctuation is gone cannot be told apart loosely.
-    distinct = [i for i, o in enumerate(options) if o and options.count(o) == 1]
-    if simple in [options[i] for i in distinct]:
-        return options.index(simple)
-    found = [i for i in distinct if re.search(rf"(?<!\w){re.escape(options[i])}(?!\w)", simple)]
-    # An option whose text sits inside another found option's text ("object" in "both
-    # objects") is not a separate mention.
-    found = [i for i in found if not any(j != i and options[i] in options[j] for j in found)]
-    return found[0] if len(found) == 1 else None
-
-
-def _strict_choice(text: str, context: _Context) -> int | None:
-    label = _label_at_start(text, context)
-    if label is not None:
-        return label
-    return _option_text(text.split(".")[0], context) if context.options else None
-
-
-def _loose_choice(text: str, context: _Context) -> int | None:
-    label = _label_at_start(text, context)
-    if label is not None:
-        return label
-    if context.labels:
-        alternatives = "|".join(re.escape(label) for label in context.labels)
-        mentions = re.findall(
-            r"\b(?:option|choice)\s*\(?(" + alternatives + r")\)?(?!\w)|\((" + alternatives + r")\)",
-            text,
-            re.IGNORECASE,
-        )
-        named = {(a or b).lower() for a, b in mentions}
-        if len(named) == 1:
-            return context.labels.index(named.pop())
-    return _option_text(text, context) if context.options else None
-
-
-# --- word lists and free text -----------------------------------------------------------
-
-
-def _strict_words(text: str, _: _Context) -> list[str] | None:
+def _strict_words(text: str) -> list[str] | None:
     words = [re.sub(r"^\s*(?:\d+[.)]|[-•・*])\s*", "", w).strip(" 。.「」\"'") for w in re.split(r"[、,，;\n]", text)]
     words = [w for w in words if w]
     return words or None
 
 
-def _loose_words(text: str, context: _Context) -> list[str] | None:
-    return _strict_words(text, context)
-
-
-def _strict_text(text: str, _: _Context) -> str | None:
+def _strict_text(text: str) -> str | None:
     answer = text.strip().strip("\"'“”‘’").rstrip(".!。").strip()
     return answer or None
 
 
-def _loose_text(text: str, context: _Context) -> str | None:
-    return _strict_text(text.split("\n", 1)[0], context)
-
-
-_READERS: dict[AnswerKind, tuple[Reader, Reader]] = {
-    AnswerKind.YES_NO: (_strict_yes_no, _loose_yes_no),
-    AnswerKind.NUMBER: (_strict_number, _loose_number),
-    AnswerKind.LETTER: (_strict_letter, _loose_letter),
-    AnswerKind.PAIR: (_strict_pair, _loose_pair),
-    AnswerKind.CHOICE: (_strict_choice, _loose_choice),
-    AnswerKind.WORDS: (_strict_words, _loose_words),
-    AnswerKind.TEXT: (_strict_text, _loose_text),
-}
+def _free(text: str, kind: AnswerKind) -> Parsed:
+    """A word list or a short text: after the last marker that holds one, else the reply (its
+    first line, for text)."""
+    strict = _strict_words if kind is AnswerKind.WORDS else _strict_text
+    markers = list(_MARKER.finditer(text))
+    for index in range(len(markers) - 1, -1, -1):
+        marker = markers[index]
+        limit = markers[index + 1].start() if index + 1 < len(markers) else len(text)
+        tail = text[marker.end() : min(limit, marker.end() + MAX_TAIL)].split("\n", 1)[0]
+        value = strict(tail)
+        if value is not None:
+            return Parsed(value, Status.ANSWERED)
+    if is_refusal_text(text):
+        return Parsed(None, Status.REFUSED)
+    value = strict(text) if kind is AnswerKind.WORDS else strict(text.split("\n", 1)[0])
+    return Parsed(value, Status.ANSWERED) if value is not None else Parsed(None, Status.UNPARSED)

@@ -1,4 +1,5 @@
-"""Answer extraction on replies that look like what real models write."""
+"""Answer extraction on replies that look like what real models write. The larger corpus, with
+each item's context, is tests/probes/replies/."""
 
 import pytest
 
@@ -202,7 +203,9 @@ def test_choices_unparsed(reply):
 
 def test_choice_option_text_for_illusionvqa_style_options():
     options = ("Yes", "No", "Cannot be determined")
-    assert parse("a. No.", AnswerKind.CHOICE, options=options, labels=("a", "b", "c")).value == 0
+    # Label a is "Yes": a reply whose label and text name different options is no answer.
+    assert parse("a. No.", AnswerKind.CHOICE, options=options, labels=("a", "b", "c")).status is Status.UNPARSED
+    assert parse("b. No.", AnswerKind.CHOICE, options=options, labels=("a", "b", "c")).value == 1
     assert parse("No", AnswerKind.CHOICE, options=options, labels=("a", "b", "c")).value == 1
     assert parse("Cannot be determined.", AnswerKind.CHOICE, options=options, labels=("a", "b", "c")).value == 2
 
@@ -374,3 +377,66 @@ def test_short_text(reply, expected):
     parsed = parse(reply, AnswerKind.TEXT)
     assert parsed.status is Status.ANSWERED
     assert parsed.value == expected
+
+
+def test_the_question_lets_a_reply_answer_in_its_own_words():
+    touching = "Are the two circles touching each other? Answer with Yes/No."
+    overlapping = "Are the two circles overlapping? Answer with Yes/No."
+    reply = "They touch but do not overlap."
+    assert parse(reply, AnswerKind.YES_NO, question=touching).value == "yes"
+    assert parse(reply, AnswerKind.YES_NO, question=overlapping).value == "no"
+    # Without the question, a description answers nothing.
+    assert parse(reply, AnswerKind.YES_NO).status is Status.UNPARSED
+
+
+def test_a_reply_full_of_markers_is_read():
+    reply = "Answer: " * 25_000 + "Answer: 7"
+    assert parse(reply, AnswerKind.NUMBER).value == 7
+    assert parse("Answer: " * 25_000, AnswerKind.NUMBER).status is Status.UNPARSED
+
+
+# Long replies that are no answer, built to hit every reader's patterns at once: each must come
+# back unparsed, and a parser that is quadratic in the reply's length would not come back at all
+# (at 50 KB, quadratic work is billions of steps). "either" and digits go to 200 KB.
+PATHOLOGICAL = {
+    "either": "either ",
+    "digits": "9",
+    "number words": "one two ",
+    "sums": "1 + ",
+    "markers": "Answer: ",
+    "braces": "{",
+    "alternatives": "{1} or {2} or ",
+    "parentheses": "(",
+    "corrections": "wait, ",
+    "yes or no": "yes or no ",
+    "quoted letters": "'a' or 'b' ",
+    "hyphens": "a-",
+    "rows": "rows={",
+    "japanese": "答えは",
+    "japanese alternatives": "0か1か",
+    "parts": "4 in the top row and ",
+    "option texts": "The left object or the right object ",
+    "corrections and options": "The left object, no wait, ",
+    "equations": "so 2 1 + 1 = 3 ",
+    "named letters": "the letter a or the letter b ",
+    "descriptions": "they might touch, ",
+}
+PATHOLOGICAL_SIZE = {"either": 200_000, "digits": 200_000}
+
+
+@pytest.mark.parametrize("name", list(PATHOLOGICAL))
+@pytest.mark.parametrize(
+    ("kind", "question"),
+    [
+        (AnswerKind.YES_NO, "Are the two circles touching each other? Answer with Yes/No."),
+        (AnswerKind.NUMBER, "How many circles are in the image? Answer with only the number in numerical format."),
+        (AnswerKind.PAIR, "How many rows and columns are in the table? Answer with only the numbers in a pair (row, column), e.g., (5,6)"),
+        (AnswerKind.LETTER, "Which letter is being circled?"),
+        (AnswerKind.CHOICE, "Which object is geometrically impossible?"),
+    ],
+)  # fmt: skip
+def test_pathological_replies_come_back_unparsed(name, kind, question):
+    unit = PATHOLOGICAL[name]
+    reply = unit * (PATHOLOGICAL_SIZE.get(name, 50_000) // len(unit))
+    parsed = parse(reply, kind, options=OPTIONS, labels=LABELS, question=question)
+    assert parsed.status is Status.UNPARSED, (name, kind, parsed)
