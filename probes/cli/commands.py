@@ -24,7 +24,7 @@ from probes.core.errors import ProbeError, UsageError
 from probes.core.params import parse_params
 from probes.core.registry import benchmark_ids, get_benchmark
 from probes.core.types import LabelStyle, Mode
-from probes.files.export import generated_set, write_generated
+from probes.files.export import fits_custom_folder, generated_set, write_generated
 from probes.running import answerers
 from probes.running.importing import import_file
 from probes.running.store import Store, default_path
@@ -154,7 +154,11 @@ def cmd_generate(args: argparse.Namespace) -> int:
     bar = ProgressBar(len(items), f"generate {benchmark.id}")
     write_generated(items, out, bar.update)
     bar.close()
-    print(f"wrote {len(items)} items to {out}")
+    print(f"wrote {len(items)} items to {out}; run them with: python -m probes run custom:{out} --model MODEL")
+    left_out = sum(1 for item in items if not fits_custom_folder(item))
+    if left_out:
+        print(f"note: {left_out} item(s) are in metadata.jsonl only, not in items.jsonl: a custom folder grades "
+              "every item, and these have no single right answer (equal targets) or are word lists", file=sys.stderr)  # fmt: skip
     return 0
 
 

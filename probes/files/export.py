@@ -1,5 +1,10 @@
 """A generated set on disk: which items `python -m probes generate` draws, and the folder it
-writes (one PNG per image and a metadata.jsonl, the Hugging Face imagefolder layout).
+writes: one PNG per image, a metadata.jsonl (the Hugging Face imagefolder layout: file_name,
+answer, every parameter) and an items.jsonl in the custom-folder format (`probes/benchmarks/
+custom.py`: id, image or images, question, answer, kind, options), so that `run custom:FOLDER`
+runs the set as it is. An item that format cannot hold is left out of items.jsonl (and kept in
+metadata.jsonl): an ungraded one (an illusion item whose targets measured equal has no right
+option) or a word-list answer (texture generation's match rate).
 
 The CLI and the Stimulus lab's export both use these, so a set exported from the browser is the
 same folder the command writes for the same benchmark, parameters, size and seed.
@@ -21,8 +26,9 @@ from models.types import to_rgb
 from probes.core.benchmark import Benchmark
 from probes.core.registry import get_benchmark
 from probes.core.selection import select_items
-from probes.core.types import ImageSource, Item
+from probes.core.types import AnswerKind, ImageSource, Item, option_labels
 
+CUSTOM_ITEMS = "items.jsonl"  # what `run custom:FOLDER` reads
 PARALLEL_FROM = 16  # fewer distinct images than this: starting processes costs more than it saves
 
 
@@ -43,8 +49,9 @@ def write_generated(
     items: Sequence[Item], out: Path, on_item: Callable[[int], None] | None = None, workers: int | None = None
 ) -> list[dict[str, Any]]:
     """Write the items' images as 00000.png, 00001.png ... (00000_0.png, 00000_1.png for an item
-    with several images) and one metadata.jsonl record per item; `on_item(done)` after each.
-    Returns the records as written.
+    with several images), one metadata.jsonl record per item and one items.jsonl record per item
+    the custom-folder format can hold (see `custom_record`); `on_item(done)` after each.
+    Returns the metadata records as written.
 
     Each distinct image is drawn and encoded once, even when several items (prompts) share it,
     and the drawing and encoding run on every core.
@@ -54,7 +61,10 @@ def write_generated(
     sources = {source.ref: source for item in items for source in item.images}
     encoded = _encode_all(list(sources.values()), workers)
     records = []
-    with (out / "metadata.jsonl").open("w", encoding="utf-8") as metadata:
+    with (
+        (out / "metadata.jsonl").open("w", encoding="utf-8") as metadata,
+        (out / CUSTOM_ITEMS).open("w", encoding="utf-8") as runnable,
+    ):
         for index, item in enumerate(items):
             for name, source in zip(names[index], item.images, strict=True):
                 (out / name).write_bytes(encoded[source.ref])
@@ -69,9 +79,42 @@ def write_generated(
             }
             metadata.write(json.dumps(record, ensure_ascii=False) + "\n")
             records.append(record)
+            custom = custom_record(item, names[index])
+            if custom is not None:
+                runnable.write(json.dumps(custom, ensure_ascii=False) + "\n")
             if on_item is not None:
                 on_item(index + 1)
     return records
+
+
+def fits_custom_folder(item: Item) -> bool:
+    """Whether a custom folder's items.jsonl can hold the item: it has an answer to grade
+    against, and not a word list."""
+    return item.target is not None and item.kind is not AnswerKind.WORDS
+
+
+def custom_record(item: Item, files: Sequence[str]) -> dict[str, Any] | None:
+    """The item as a line of a custom folder's items.jsonl, or None where that format cannot
+    hold it (no answer to grade against; a word list). The kind is always written, so an answer
+    is never re-guessed from its shape (a text answer "3" stays text)."""
+    if not fits_custom_folder(item):
+        return None
+    record: dict[str, Any] = {"id": item.id}
+    if len(files) == 1:
+        record["image"] = files[0]
+    else:
+        record["images"] = list(files)
+    record["question"] = item.question
+    if item.kind is AnswerKind.CHOICE:
+        record["options"] = list(item.options)
+        text = item.options[item.target]
+        # The option's text names it unless another option reads the same; then its letter,
+        # the only labels a custom folder asks with.
+        record["answer"] = text if item.options.count(text) == 1 else option_labels(len(item.options))[item.target]
+        return record
+    record["kind"] = item.kind.value
+    record["answer"] = list(item.target) if item.kind is AnswerKind.PAIR else item.target
+    return record
 
 
 def _file_names(index: int, item: Item) -> list[str]:
