@@ -8,6 +8,7 @@ traceback was written, exit status 1.
 from __future__ import annotations
 
 import argparse
+import sqlite3
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -15,12 +16,13 @@ from pathlib import Path
 from models import registry as model_registry
 from models.types import BackendError
 from probes.asking import perturb
+from probes.cli.checks import OneLineParser, load_endpoints, store_problem, writable_folder
 from probes.cli.internal_errors import log_internal_error
 from probes.cli.progress import ProgressBar
 from probes.cli.report_command import add_report_arguments
 from probes.cli.run_command import EXIT_INTERRUPTED, cmd_run
 from probes.cli.tools_command import add_tool_commands
-from probes.core.errors import ProbeError, UsageError
+from probes.core.errors import InputRejected, ProbeError, UsageError
 from probes.core.params import parse_params
 from probes.core.registry import benchmark_ids, get_benchmark
 from probes.core.types import LabelStyle, Mode
@@ -39,7 +41,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     try:
-        return args.handler(args)
+        try:
+            return args.handler(args)
+        except sqlite3.DatabaseError as exc:
+            # A store damaged where opening it did not look (a data page), or a full disk: the
+            # user's to fix. Any other database error is a bug and goes on to be logged as one.
+            problem = store_problem(exc, getattr(args, "store", None))
+            if problem is None:
+                raise
+            raise InputRejected(problem) from None
     except (ProbeError, BackendError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -53,7 +63,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m probes", description="Probe how vision-language models perceive.")
+    parser = OneLineParser(prog="python -m probes", description="Probe how vision-language models perceive.")
     commands = parser.add_subparsers(dest="command", required=True)
 
     listing = commands.add_parser("list", help="benchmark ids with item counts")
@@ -135,7 +145,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_models(args: argparse.Namespace) -> int:
-    endpoints = model_registry.load_endpoints(args.models_file)
+    endpoints = load_endpoints(args.models_file)
     infos = answerers.catalogue(endpoints)
     width = max(len(i.id) for i in infos)
     for info in infos:
@@ -149,11 +159,15 @@ def cmd_models(args: argparse.Namespace) -> int:
 def cmd_generate(args: argparse.Namespace) -> int:
     if args.n < 1:
         raise UsageError("--n must be at least 1")
+    out = writable_folder(args.out, "--out")  # before drawing anything
     benchmark, items = generated_set(args.benchmark, parse_params(args.param), args.n, args.seed)
-    out = Path(args.out)
     bar = ProgressBar(len(items), f"generate {benchmark.id}")
-    write_generated(items, out, bar.update)
-    bar.close()
+    try:
+        write_generated(items, out, bar.update)
+    except OSError as exc:  # a full disk, the folder removed meanwhile
+        raise UsageError(f"--out {args.out}: writing failed ({exc.strerror or type(exc).__name__})") from None
+    finally:
+        bar.close()
     print(f"wrote {len(items)} items to {out}; run them with: python -m probes run custom:{out} --model MODEL")
     left_out = sum(1 for item in items if not fits_custom_folder(item))
     if left_out:

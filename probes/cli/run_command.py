@@ -9,13 +9,12 @@ import asyncio
 import signal
 import sys
 
-from models import registry as model_registry
 from models.types import GenerateConfig
 from probes.analysis.scoring import aggregate
 from probes.asking import perturb
+from probes.cli.checks import check_run_options, load_endpoints
 from probes.cli.progress import ProgressBar
 from probes.cli.table import table
-from probes.core.errors import UsageError
 from probes.core.params import parse_params
 from probes.core.registry import get_benchmark
 from probes.core.selection import select_items
@@ -31,14 +30,9 @@ EXIT_INTERRUPTED = 130
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    if args.shots < 0:
-        raise UsageError("--shots must be 0 or more")
-    if args.limit is not None and args.limit < 1:
-        raise UsageError("--limit must be at least 1")
-    if args.concurrency is not None and args.concurrency < 1:
-        raise UsageError("--concurrency must be at least 1")
+    check_run_options(args)
     perturb.check(args.perturb)
-    endpoints = model_registry.load_endpoints(args.models_file)
+    endpoints = load_endpoints(args.models_file)
     backends = [answerers.resolve(model_id, endpoints) for model_id in dict.fromkeys(args.model)]
     benchmark = get_benchmark(args.benchmark, data=args.data, params=parse_params(args.param))
     items = select_items(benchmark.items(), args.limit, args.seed)

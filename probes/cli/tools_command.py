@@ -10,8 +10,8 @@ import asyncio
 import math
 from collections.abc import Sequence
 
-from models import registry as model_registry
 from models.types import GenerateConfig, Message
+from probes.cli.checks import load_endpoints
 from probes.cli.progress import ProgressBar
 from probes.core.errors import UsageError
 from probes.running import answerers
@@ -87,7 +87,7 @@ def _drawing(bar: ProgressBar):
 
 def _asker(model_id: str, models_file: str | None):
     """A synchronous `ask(messages) -> reply` on any model the playground can call."""
-    backend = answerers.resolve(model_id, model_registry.load_endpoints(models_file))
+    backend = answerers.resolve(model_id, load_endpoints(models_file))
     backend.check()
     config = GenerateConfig(max_tokens=DRAFT_TOKENS)
 

@@ -1,0 +1,108 @@
+"""The command line's own checks: every option in range and every path usable before any work
+starts, each mistake one line (`error: ...`) and exit status 2, never a traceback.
+
+- Numbers: `--max-tokens` 1 to 1,000,000; `--temperature` a finite number from 0 to 2 (the widest
+  range a provider takes: OpenAI's); `--concurrency` 1 to 64 (the bound every request is held
+  to); `--limit`, `--n` at least 1 (a limit past the benchmark's size just means all of it).
+- Paths: `--models-file` (or $PROBE_MODELS) a readable file; `generate --out` a folder that can
+  be made and written. A results store that cannot be opened is refused by `Store` itself; one
+  damaged where opening did not look (a data page) is named when it is read (`store_problem`).
+- argparse's own mistakes (an unknown option, `--temperature abc`) print one line too, with
+  where to find the command's help, instead of the usage block.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sqlite3
+import sys
+import tempfile
+from pathlib import Path
+from typing import NoReturn
+
+from models import registry as model_registry
+from models.registry import Endpoint
+from probes.core.errors import UsageError
+from probes.running.store import default_path
+
+MAX_TOKENS = 1_000_000
+MAX_TEMPERATURE = 2.0
+MAX_CONCURRENCY = 64
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """An argument parser whose mistakes are one `error:` line and exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        sys.stderr.write(f"error: {message} (see: {self.prog} --help)\n")
+        sys.exit(2)
+
+
+def check_run_options(args: argparse.Namespace) -> None:
+    """`run`'s numeric options, all before anything is built or sent."""
+    if args.shots < 0:
+        raise UsageError("--shots must be 0 or more")
+    if args.limit is not None and args.limit < 1:
+        raise UsageError("--limit must be at least 1")
+    if args.concurrency is not None and not 1 <= args.concurrency <= MAX_CONCURRENCY:
+        raise UsageError(f"--concurrency must be from 1 to {MAX_CONCURRENCY}, got {args.concurrency}")
+    if args.max_tokens is not None and not 1 <= args.max_tokens <= MAX_TOKENS:
+        raise UsageError(f"--max-tokens must be from 1 to {MAX_TOKENS:,}, got {args.max_tokens}")
+    if not math.isfinite(args.temperature) or not 0 <= args.temperature <= MAX_TEMPERATURE:
+        raise UsageError(f"--temperature must be a number from 0 to {MAX_TEMPERATURE:g}, got {args.temperature}")
+
+
+def load_endpoints(path: str | None) -> tuple[Endpoint, ...]:
+    """The models file's endpoints; a folder or an unreadable file is the user's to fix."""
+    try:
+        return model_registry.load_endpoints(path)
+    except OSError as exc:
+        given = path or os.environ.get("PROBE_MODELS", "")
+        option = "--models-file" if path else "$PROBE_MODELS"
+        raise UsageError(f"{option} {given}: cannot be read ({_reason(exc)}); give a TOML file") from None
+
+
+def writable_folder(path: str, option: str) -> Path:
+    """`path` as a folder that exists (made if need be) and can be written, or a UsageError."""
+    folder = Path(path).expanduser()
+    try:
+        if folder.exists() and not folder.is_dir():
+            raise NotADirectoryError(0, "it is a file, not a folder")
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):  # root may write where permissions say no
+            pass
+    except OSError as exc:
+        raise UsageError(f"{option} {path}: cannot write there ({_reason(exc)}); give a folder you can write") from None
+    return folder
+
+
+# SQLite's codes for a store the user must repair or replace, or a disk they must free.
+STORE_PROBLEMS = {
+    "SQLITE_CORRUPT": "it is damaged",
+    "SQLITE_NOTADB": "it is not a results store",
+    "SQLITE_FULL": "the disk is full",
+    "SQLITE_IOERR": "it cannot be read or written",
+    "SQLITE_READONLY": "it cannot be written",
+    "SQLITE_CANTOPEN": "it cannot be opened",
+}
+
+
+def store_problem(exc: sqlite3.DatabaseError, store: str | None) -> str | None:
+    """The one-line message for a store that fails after it opened (damage in a data page shows
+    only when that page is read), or None when the error is not the store's state (a bug)."""
+    code = getattr(exc, "sqlite_errorname", "") or ""
+    for prefix, what in STORE_PROBLEMS.items():
+        if code.startswith(prefix):
+            where = store or str(default_path())
+            return (
+                f"results store {where}: {what} ({exc}); give --store a new file name, or repair it "
+                "(sqlite3 FILE .recover)"
+            )
+    return None
+
+
+def _reason(exc: OSError) -> str:
+    """The reason without the OSError's own copy of the path."""
+    return exc.strerror or type(exc).__name__
