@@ -54,6 +54,10 @@ class Row:
     mean_latency: float | None = None
     source: str = "measured"  # measured | published | chance
     paper: str | None = None  # for published rows
+    # What a reader must know before comparing a published row with ours, from its JSON file:
+    # measured on another item set (DiscriBench's 100 items, grid count's stated range) or
+    # another question (VLMBias's pooled yes/no figures). None: nothing to add.
+    note: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -131,7 +135,8 @@ def published_rows(benchmarks: Iterable[str], by: Sequence[str] = ()) -> list[Ro
         name = row["group"].partition("=")[0]
         if row["benchmark"] in wanted and (row["group"] == "overall" or name in by):
             rows.append(reference_row(row["benchmark"], row["model"], row["accuracy"], "published",
-                                      mode=row.get("mode", "0-shot"), group=row["group"], paper=paper))  # fmt: skip
+                                      mode=row.get("mode", "0-shot"), group=row["group"], paper=paper,
+                                      note=row.get("note")))  # fmt: skip
     return sorted(rows, key=lambda r: (r.benchmark, _group_sort_key(r.group)))
 
 
@@ -143,9 +148,10 @@ def reference_row(
     mode: str = "any",
     group: str = "overall",
     paper: str | None = None,
+    note: str | None = None,
 ) -> Row:
     return Row(benchmark, model, mode, "none", group, None, None, accuracy, None, None, None, None, None,
-               source=source, paper=paper)  # fmt: skip
+               source=source, paper=paper, note=note)  # fmt: skip
 
 
 def mode_agreement(results: Iterable[Result], modes: Sequence[str]) -> dict[str, Any]:

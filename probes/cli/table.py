@@ -1,4 +1,4 @@
-"""Scoreboard rows as a plain-text table for the terminal."""
+"""Scoreboard rows as a plain-text table for the terminal, with the published rows' notes below it."""
 
 from __future__ import annotations
 
@@ -11,15 +11,21 @@ HEADER = ("benchmark", "model", "mode", "perturbation", "group", "n", "accuracy"
 
 
 def table(rows: Sequence[Row]) -> str:
+    """One line per row; a published row with a note (measured on another item set, or another
+    question) is marked [k] in the source column and the notes are listed below the table."""
     lines = [HEADER]
+    notes: dict[str, int] = {}
     for row in rows:
         accuracy = "-" if row.accuracy is None else f"{row.accuracy:.2f}"
         interval = "-" if row.ci_low is None else f"{row.ci_low:.1f}-{row.ci_high:.1f}"
         source = f"published ({row.paper.split(',')[0]})" if row.paper else row.source
+        if row.note:
+            source += f" [{notes.setdefault(row.note, len(notes) + 1)}]"
         n, unparsed, refused, errors = (
             "-" if v is None else str(v) for v in (row.n, row.unparsed, row.refused, row.errors)
         )
         lines.append((row.benchmark, row.model, row.mode, row.perturbation, row.group, n, accuracy, interval, unparsed,
                       refused, errors, source))  # fmt: skip
     widths = [max(len(line[i]) for line in lines) for i in range(len(HEADER))]
-    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip() for line in lines)
+    text = "\n".join("  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip() for line in lines)
+    return text + "".join(f"\n[{number}] {note}" for note, number in notes.items())
