@@ -22,7 +22,15 @@ Parameters:
 - `subset`: `discribench` (default: the 200-item file) or an ablation file's stem: `main` (the
   paper's 100 items, where its Table 1 numbers come from), `lan_easy`, `lan_medium` (situation and
   conversation replaced by a caption), `vis_easy`, `vis_medium` (distractors blacked out),
-  `answer_embed` (the answer written into the question).
+  `answer_embed` (the answer written into the question), and `both` (Table 2's language and
+  vision easing together: not in the release, `python -m probes ease DIR` writes it).
+
+Drafts: a record marked `draft: true` (text drafted by a model, `python -m probes mine --draft`,
+not yet checked by a person) is asked like any other, but `notes` says how many there are (the
+command line prints it) and the item carries the group `draft=model draft`, so `report --by
+draft` keeps them apart. They are not refused: asking models about drafts is part of checking
+them, and refusing would make a person edit files to try. They are flagged because a score on
+them measures the drafting model's text (its answer may be wrong) as much as the model asked.
 
 Prompt, exactly as the authors' release code (`src/utils.py`, `src/predict_openai.py`) sends it,
 which the paper itself does not print: with four image files, `Image 1: ` <image> `\\nImage 2: `
@@ -60,7 +68,7 @@ from probes.reading.parsing import is_refusal
 RELEASE = "https://github.com/muraoka7/discribench (its data/ folder)"
 LANGS = ("en", "ja")
 MAIN = "discribench"
-ABLATIONS = ("main", "lan_easy", "lan_medium", "vis_easy", "vis_medium", "answer_embed")
+ABLATIONS = ("main", "lan_easy", "lan_medium", "vis_easy", "vis_medium", "both", "answer_embed")
 SUBSETS = (MAIN, *ABLATIONS)
 OPTIONS = ("Image 1", "Image 2", "Image 3", "Image 4")
 
@@ -123,6 +131,7 @@ class DiscriBench(Benchmark):
         super().__init__()
         self.lang = lang
         self.subset = subset
+        self.notes: list[str] = []  # what a user should know before trusting a score (drafts)
         self.root = _data_root(data, subset_file(subset, lang)) if data is not None else None
 
     # --- items ------------------------------------------------------------------------------
@@ -156,6 +165,12 @@ class DiscriBench(Benchmark):
             raise DiscriBenchError(problems(self.root, errors))
         if not items:
             raise DiscriBenchError(f"{self.root / name}: no items")
+        drafts = sum(1 for item in items if "draft" in item.groups)
+        if drafts:
+            self.notes = [
+                f"{drafts} of {len(items)} records in {name} are model drafts (`draft: true`) no person has checked: "
+                "a score on them measures the drafted text as much as the model; `report --by draft` keeps them apart"
+            ]
         return items
 
     def _item(self, record: Mapping[str, Any], types: Mapping[Path, str], checked: dict[Path, str | None]) -> Item:
@@ -183,7 +198,12 @@ class DiscriBench(Benchmark):
             target=answer - 1,
             options=OPTIONS,
             label_style=LabelStyle.DIGIT1,
-            groups={"image_type": _image_type(paths, types), "subset": self.subset, "lang": self.lang},
+            groups={
+                "image_type": _image_type(paths, types),
+                "subset": self.subset,
+                "lang": self.lang,
+                **({"draft": "model draft"} if record.get("draft") else {}),
+            },
             params={"lang": self.lang, "subset": self.subset},
         )
 
