@@ -117,8 +117,11 @@ class CircledLetterBenchmark(GeneratedBenchmark):
 
     def reasoning(self, stimulus: CircledLetter, prompt: str) -> str:
         word, index = stimulus.word, stimulus.letter
-        neighbours = " and ".join(f"'{word[i]}'" for i in (index - 1, index + 1) if 0 <= i < len(word))
-        beside = f" Its neighbours {neighbours} stay mostly outside the oval." if neighbours else ""
+        beside_letters = [f"'{word[i]}'" for i in (index - 1, index + 1) if 0 <= i < len(word)]
+        if len(beside_letters) == 2:
+            beside = f" Its neighbours {' and '.join(beside_letters)} stay mostly outside the oval."
+        else:  # the first or last letter has one neighbour (a one-letter word, none)
+            beside = "".join(f" Its neighbour {letter} stays mostly outside the oval." for letter in beside_letters)
         return (
             f'The word is "{word}". The red oval encloses its {_ordinal(index + 1)} character, '
             f"'{stimulus.target}'.{beside}"

@@ -117,9 +117,11 @@ class GridCount(GeneratedBenchmark):
     def reasoning(self, stimulus: Grid, prompt: str) -> str:
         rows, columns = stimulus.counted
         cells = " Each cell holds one word." if stimulus.grid == "text" else ""
+        rows_said = "1 row" if rows == 1 else f"{rows} rows"
+        columns_said = "1 column" if columns == 1 else f"{columns} columns"
         return (
-            f"There are {rows + 1} horizontal lines, including the top and bottom borders, so {rows} rows; "
-            f"and {columns + 1} vertical lines, including the left and right borders, so {columns} columns.{cells}"
+            f"There are {rows + 1} horizontal lines, including the top and bottom borders, so {rows_said}; "
+            f"and {columns + 1} vertical lines, including the left and right borders, so {columns_said}.{cells}"
         )
 
 

@@ -129,6 +129,8 @@ class NestedSquaresBenchmark(GeneratedBenchmark):
 
     def reasoning(self, stimulus: NestedSquares, prompt: str) -> str:
         sides = [f"about {side * stimulus.canvas:.0f} px" for _, _, side in stimulus.squares]
+        if len(sides) == 1:
+            return f"There is one square, {sides[0]} wide, with only white inside it. That makes 1 square."
         ordinals = ("first", "second", "third", "fourth", "fifth", "sixth")
         steps = ", ".join(f"the {ordinals[i]} {sides[i]} wide" for i in range(len(sides)))
         return (

@@ -134,6 +134,8 @@ class OlympicBenchmark(GeneratedBenchmark):
             seen = f"Each {self.shape} has its own colour; from left to right: {names}."
         else:
             seen = f"Following each black outline around, every {self.shape} closes on itself."
+        if not bottom:  # a single shape (count 1): no rows, nothing overlapping
+            return f"There is one {self.shape}, overlapping nothing; its outline closes. So there is 1 {self.shape}."
         return (
             f"The {self.plural} sit in two staggered rows, each overlapping its neighbours on the other "
             f"row: {top} on the top row and {bottom} on the bottom row. {seen} "

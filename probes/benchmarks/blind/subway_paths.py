@@ -131,10 +131,13 @@ class SubwayPaths(GeneratedBenchmark):
         ]
         joined = [name for name, route in zip(names, routes, strict=True) if route.pair == stimulus.asked]
         found = f"{len(joined)} ({', '.join(joined)})" if joined else "none"
+        # "colored" as the prompt spells it; "1 path goes", "2 paths go" (the text is part of
+        # the prompt a model sees, so it must read as a person writes).
+        paths = "path goes" if len(joined) == 1 else "paths go"
         return (
-            f"Following each coloured path from station {start}: {'; '.join(leaving)}. "
+            f"Following each colored path from station {start}: {'; '.join(leaving)}. "
             f"Of those, the paths that end at {end}: {found}. "
-            f"So {len(joined)} single-colored path{'' if len(joined) == 1 else 's'} go from {start} to {end}."
+            f"So {len(joined)} single-colored {paths} from {start} to {end}."
         )
 
     def select_examples(self, item: Item, k: int) -> list[Item]:

@@ -76,13 +76,14 @@ class TouchingCircles(GeneratedBenchmark):
         return ("Yes", "No")
 
     def reasoning(self, stimulus: TwoCircles, prompt: str) -> str:
-        gap_px = abs(stimulus.gap) * stimulus.diameter * stimulus.canvas
+        gap_px = round(abs(stimulus.gap) * stimulus.diameter * stimulus.canvas)
+        amount = "less than a pixel" if gap_px == 0 else "1 pixel" if gap_px == 1 else f"about {gap_px} pixels"
         if stimulus.gap < 0:
-            seen = f"The blue and the magenta circle overlap: their edges cross by about {gap_px:.0f} pixels."
+            seen = f"The blue and the magenta circles overlap: their edges cross by {amount}."
         elif stimulus.gap == 0:
-            seen = "The blue and the magenta circle meet at exactly one point, without overlapping."
+            seen = "The blue and the magenta circles meet at exactly one point, without overlapping."
         else:
-            seen = f"There is a gap of about {gap_px:.0f} pixels of white between the blue and the magenta circle."
+            seen = f"There is a gap of {amount} of white between the blue and the magenta circles."
         yes = self.truth(stimulus, prompt) == "yes"
         verb = "touching" if prompt == "touching" else "overlapping"
         return f"{seen} So they are {'' if yes else 'not '}{verb}."
