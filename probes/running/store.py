@@ -21,7 +21,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -88,6 +88,24 @@ CREATE TABLE IF NOT EXISTS image_hashes (ref TEXT PRIMARY KEY, sha256 TEXT NOT N
 """
 
 
+_BATCH = 500  # values per IN (...) query, well under SQLite's limit on bound parameters
+
+
+def _enter_wal(db: sqlite3.Connection) -> None:
+    """Switch to WAL. A process opening a new store while another switches it finds it locked
+    (SQLite's busy handler does not cover this), so the switch is retried for as long as the
+    busy timeout would wait."""
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
+
+
 def default_path() -> Path:
     return Path(os.environ.get("PROBE_HOME", ".probe")) / "results.sqlite"
 
@@ -111,7 +129,7 @@ class Store:
             self._db = sqlite3.connect(self.path, timeout=60, check_same_thread=False, isolation_level=None)
             try:
                 self._db.execute("PRAGMA busy_timeout = 60000")
-                self._db.execute("PRAGMA journal_mode = WAL")
+                _enter_wal(self._db)
                 # NORMAL in WAL mode: a killed process loses nothing committed; only power loss can
                 # drop the last few commits. FULL would fsync every result.
                 self._db.execute("PRAGMA synchronous = NORMAL")
@@ -177,10 +195,39 @@ class Store:
         reply, latency, input_tokens, output_tokens, raw = row
         return Output(reply, latency or 0.0, Usage(input_tokens, output_tokens), json.loads(raw or "{}"))
 
+    def cached_many(self, cache_keys: Sequence[str]) -> dict[str, Output]:
+        """`cached` for many keys, one query per 500 (a run's feeder looks up a chunk at once)."""
+        found: dict[str, Output] = {}
+        unique = list(dict.fromkeys(cache_keys))
+        for start in range(0, len(unique), _BATCH):
+            batch = unique[start : start + _BATCH]
+            with self._lock:
+                rows = self._db.execute(
+                    "SELECT cache_key, reply, latency, input_tokens, output_tokens, raw FROM responses"
+                    f" WHERE cache_key IN ({', '.join('?' * len(batch))})",
+                    batch,
+                ).fetchall()
+            for key, reply, latency, input_tokens, output_tokens, raw in rows:
+                found[key] = Output(reply, latency or 0.0, Usage(input_tokens, output_tokens), json.loads(raw or "{}"))
+        return found
+
     def image_hash(self, ref: str) -> str | None:
         with self._lock:
             row = self._db.execute("SELECT sha256 FROM image_hashes WHERE ref = ?", (ref,)).fetchone()
         return row[0] if row else None
+
+    def image_hashes(self, refs: Sequence[str]) -> dict[str, str]:
+        """`image_hash` for many references, one query per 500: those known, by reference."""
+        found: dict[str, str] = {}
+        unique = list(dict.fromkeys(refs))
+        for start in range(0, len(unique), _BATCH):
+            batch = unique[start : start + _BATCH]
+            with self._lock:
+                rows = self._db.execute(
+                    f"SELECT ref, sha256 FROM image_hashes WHERE ref IN ({', '.join('?' * len(batch))})", batch
+                ).fetchall()
+            found.update(rows)
+        return found
 
     def remember_image_hashes(self, hashes: dict[str, str]) -> None:
         if not hashes:
@@ -194,9 +241,12 @@ class Store:
         """Save one result (and the fresh response behind it) in one short transaction."""
         self.record_many([(result, response, endpoint)])
 
-    def record_many(self, entries: list[tuple[Result, Output | None, str]]) -> None:
-        """Save several results in one transaction (a cached re-run writes hundreds at once)."""
-        if not entries:
+    def record_many(
+        self, entries: list[tuple[Result, Output | None, str]], image_hashes: Mapping[str, str] | None = None
+    ) -> None:
+        """Save several results in one transaction (a cached re-run writes hundreds at once), with
+        the content hashes of images seen for the first time (see `remember_image_hashes`)."""
+        if not entries and not image_hashes:
             return
         now = time.time()
         responses = [
@@ -214,10 +264,19 @@ class Store:
              result.origin.value)
             for result, _, _ in entries
         ]  # fmt: skip
+        replies = [row for row in results if row[5] != Status.ERROR.value]
+        errors = [row for row in results if row[5] == Status.ERROR.value]
+        # Only the statements with rows: each call lets go of the GIL, and getting it back can
+        # take milliseconds while other threads work (this one holding the store meanwhile).
         with self._transaction():
-            self._db.executemany("INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", responses)
-            self._db.executemany(_INSERT_RESULT, [row for row in results if row[5] != Status.ERROR.value])
-            self._db.executemany(_INSERT_ERROR, [row for row in results if row[5] == Status.ERROR.value])
+            if responses:
+                self._db.executemany("INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", responses)
+            if replies:
+                self._db.executemany(_INSERT_RESULT, replies)
+            if errors:
+                self._db.executemany(_INSERT_ERROR, errors)
+            if image_hashes:
+                self._db.executemany("INSERT OR REPLACE INTO image_hashes VALUES (?, ?)", image_hashes.items())
 
     def results(
         self,
