@@ -2,7 +2,9 @@
 
 Few-shot prompts are real conversations: each example is a user turn (its images, then its
 question) followed by an assistant turn with its answer; the item under test comes last. This is
-what the published toolkits do not do (they paste example answers as text, without images).
+what the published toolkits do not do (they paste example answers as text, without images). A
+benchmark may instead lay out the whole prompt as one user message (`Benchmark.one_message`), so
+a paper's numbers can be reproduced as they were obtained.
 """
 
 from __future__ import annotations
@@ -46,6 +48,10 @@ def build_prompt(
     """
     if len(examples) != mode.shots:
         raise ValueError(f"{mode.label} needs {mode.shots} examples, got {len(examples)}")
+    inline = benchmark.one_message(item, examples, mode, image_parts)
+    if inline is not None:  # a paper's own layout: examples pasted into one user message
+        one = (Message("user", tuple(inline)),)
+        return Prompt(one, prompt_hash(one))
     messages: list[Message] = []
     preamble = benchmark.preamble(mode.shots, mode.cot)
     for example in examples:

@@ -24,6 +24,24 @@ comprehension examples have no reasoning, so their CoT turns hold the answer alo
 
 `--param subset=fewshot` asks the 4 train examples themselves while they sit in the context
 (Appendix H: models still fail them).
+
+`--param fewshot=authors` lays the prompt out as the authors' notebooks sent it, so their k-shot
+numbers can be reproduced as they were obtained (`turns`, separate example turns, stays the
+default). From `inference_code/closed_source_api/GPT_inference.ipynb` and
+`GPT_inference_with_reasoning.ipynb` of github.com/csebuetnlp/IllusionVQA (the GPT4V runs): ONE
+user message holding the instruction; for each example i (from 1) "Image i: {question}\n{a. ...
+lines}", its image, then "Answer i: {letter}"; then "Now you try it!"; then the item the same way,
+ending "Answer {k+1}: " (0-shot: the instruction, then the item as "Image 1: ..."). With CoT each
+example ends "Reasoning: {reasoning}" then "Answer: {letter}" and the item ends "Reasoning: ".
+The instructions are the notebooks' own, which differ from the paper's Appendix E: 0-shot "...
+an instruction and some options ... Answer with only the letter which corresponds to the correct
+option. Do not repeat the entire answer."; k-shot "... an instruction and some choices ...
+Answer with the option's letter from the given choices directly. Here are a few examples:"; CoT
+the reasoning notebook's, with "Answer" in double quotes. Items asked this way have ids
+`authors/test-N` and the group `fewshot=authors`, so they never replace a result asked in
+separate turns (`report --by fewshot` shows them apart). (The Claude notebooks put the CoT
+examples' image before their text and end them "Answer i: "; the Gemini one interleaves
+differently and ends "Now you try it."; the GPT4V layout is the one taken here.)
 """
 
 from __future__ import annotations
@@ -35,10 +53,11 @@ from typing import Any
 
 from PIL import Image
 
+from models.types import ImagePart, TextPart
 from probes.core.benchmark import Benchmark
 from probes.core.errors import BenchmarkError
 from probes.core.registry import register
-from probes.core.types import AnswerKind, ImageSource, Item
+from probes.core.types import AnswerKind, ImageSource, Item, Mode
 from probes.files.images import ImageRejected, check_image_file, load_image
 
 PAPER = "Shahgir et al., IllusionVQA: A Challenging Optical Illusion Dataset for Vision Language Models (2024)"
@@ -60,6 +79,24 @@ COT_INSTRUCTION = (
 )
 EXAMPLES_INTRO = "Here are a few examples:"
 NOW_YOU = "Now you try it."
+
+# The authors' notebooks (fewshot=authors), character for character.
+AUTHORS_ZERO_SHOT = (
+    "You'll be given an image, an instruction and some options. You have to select the correct one. Do not "
+    "explain your reasoning. Answer with only the letter which corresponds to the correct option. Do not repeat "
+    "the entire answer."
+)
+AUTHORS_FEW_SHOT = (
+    "You'll be given an image, an instruction and some choices. You have to select the correct one. Do not "
+    "explain your reasoning. Answer with the option's letter from the given choices directly. Here are a few examples:"
+)
+AUTHORS_COT = (
+    "You'll be given an image, an instruction and some choices. You have to select the correct one. Reason about "
+    'the choices in the context of the question and the image. End your answer with "Answer": '
+    "{letter_of_correct_choice} without the curly brackets."
+)
+AUTHORS_NOW_YOU = "Now you try it!"
+LAYOUTS = ("turns", "authors")
 
 # The paper's Table 1 reports 12 classes; the data has 16 (five small ones merged).
 REPORTED_CATEGORY = {
@@ -89,8 +126,9 @@ class IllusionVQA(Benchmark):
     source = PAPER
     kind = AnswerKind.CHOICE
 
-    def __init__(self, benchmark_id: str, data: str | None, subset: str):
+    def __init__(self, benchmark_id: str, data: str | None, subset: str, layout: str = "turns"):
         super().__init__()
+        self.layout = layout
         self.id = benchmark_id
         self.soft = benchmark_id.endswith("soft-localization")
         self.title = "Which object is geometrically impossible?" if self.soft else "Optical illusion comprehension"
@@ -112,7 +150,12 @@ class IllusionVQA(Benchmark):
 
     def load_items(self) -> list[Item]:
         test, fewshot = self._load()
-        return fewshot if self.subset == "fewshot" else test
+        items = fewshot if self.subset == "fewshot" else test
+        if self.layout == "authors":
+            # Another prompt, so another result: the store keys results by item id, and a run in
+            # the authors' layout must not replace one in ours (or the reverse).
+            items = [i.with_changes(id=f"authors/{i.id}", groups={**i.groups, "fewshot": "authors"}) for i in items]
+        return items
 
     def load_examples(self) -> list[Item]:
         return self._load()[1]
@@ -167,6 +210,34 @@ class IllusionVQA(Benchmark):
     def render_answer(self, example: Item, cot: bool) -> str:
         answer = f"Answer: {example.target_text()}"
         return f"{example.reasoning}\n{answer}" if cot and example.reasoning else answer
+
+    def one_message(
+        self, item: Item, examples: list[Item], mode: Mode, image_parts: Callable[[Item], list[ImagePart]]
+    ) -> list[TextPart | ImagePart] | None:
+        """fewshot=authors: the notebooks' single user message (see the module docstring)."""
+        if self.layout != "authors":
+            return None
+        if mode.cot:
+            instruction = f"{AUTHORS_COT} {EXAMPLES_INTRO}" if examples else AUTHORS_COT
+        else:
+            instruction = AUTHORS_FEW_SHOT if examples else AUTHORS_ZERO_SHOT
+        parts: list[TextPart | ImagePart] = [TextPart(instruction)]
+        for number, example in enumerate(examples, start=1):
+            parts += self._authors_row(example, number, image_parts(example), mode.cot, answered=True)
+        if examples:
+            parts.append(TextPart(AUTHORS_NOW_YOU))
+        parts += self._authors_row(item, len(examples) + 1, image_parts(item), mode.cot, answered=False)
+        return parts
+
+    def _authors_row(
+        self, item: Item, number: int, images: list[ImagePart], cot: bool, answered: bool
+    ) -> list[TextPart | ImagePart]:
+        row: list[TextPart | ImagePart] = [TextPart(f"Image {number}: {self.render_question(item)}"), *images]
+        if cot:
+            if not answered:
+                return [*row, TextPart("Reasoning: ")]
+            return [*row, TextPart(f"Reasoning: {item.reasoning or ''}"), TextPart(f"Answer: {item.target_text()}")]
+        return [*row, TextPart(f"Answer {number}: {item.target_text() if answered else ''}")]
 
 
 def _fitted(load: Callable[[], Image.Image], grayscale: bool) -> Callable[[], Image.Image]:
@@ -266,11 +337,17 @@ def _factory(benchmark_id: str) -> Callable[..., Benchmark]:
     def build(data: str | None = None, params: Mapping[str, Sequence[str]] | None = None) -> Benchmark:
         params = dict(params or {})
         subset = params.pop("subset", ["test"])
+        layout = params.pop("fewshot", ["turns"])
         if params:
-            raise BenchmarkError(f"{benchmark_id} has no parameter {', '.join(params)}; it has subset (test, fewshot)")
+            raise BenchmarkError(
+                f"{benchmark_id} has no parameter {', '.join(params)}; it has subset (test, fewshot) "
+                "and fewshot (turns, authors)"
+            )
         if len(subset) != 1 or subset[0] not in ("test", "fewshot"):
             raise BenchmarkError("--param subset= takes one of test, fewshot")
-        return IllusionVQA(benchmark_id, data, subset[0])
+        if len(layout) != 1 or layout[0] not in LAYOUTS:
+            raise BenchmarkError(f"--param fewshot= takes one of {', '.join(LAYOUTS)}")
+        return IllusionVQA(benchmark_id, data, subset[0], layout[0])
 
     return build
 

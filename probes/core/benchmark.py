@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 
 from models.types import ImagePart, TextPart
 from probes.core.errors import BenchmarkError
-from probes.core.types import AnswerKind, Item, LabelStyle, Parsed
+from probes.core.types import AnswerKind, Item, LabelStyle, Mode, Parsed
 from probes.reading.correctness import is_correct
 from probes.reading.parsing import parse_item_reply
 
@@ -81,6 +82,14 @@ class Benchmark(ABC):
             "answer on the last line, formatted as 'Answer: <answer>', in the format the "
             "question asks for."
         )
+
+    def one_message(
+        self, item: Item, examples: list[Item], mode: Mode, image_parts: Callable[[Item], list[ImagePart]]
+    ) -> list[TextPart | ImagePart] | None:
+        """The whole prompt as the parts of ONE user message, examples pasted inside it, as some
+        papers sent them (IllusionVQA's notebooks); None, the default, for a real conversation
+        (each example a user turn and an assistant answer)."""
+        return None
 
     def user_parts(self, item: Item, images: list[ImagePart], text: str) -> list[TextPart | ImagePart]:
         """The parts of a user turn: by default the item's images, then its text. Benchmarks
