@@ -4,22 +4,33 @@ Space's port). The tabs are composed here; all logic lives in ui/, probes/ and m
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import gradio as gr
 
+from probes.core.errors import ProbeError
+from probes.running.limits import current as limits
 from ui.about import build_about
+from ui.cleanup import start_sweeper
+from ui.common import IMAGE_FILES
 from ui.evaluate import build_evaluate
 from ui.human import build_human
 from ui.probe import build_probe
 from ui.scoreboard import build_scoreboard
-from ui.stimuli import build_stimuli
+from ui.scoreboard_data import EXPORTS
+from ui.sessions import SESSIONS
+from ui.stimuli import LAB_DIR, build_stimuli
 
 CSS = (Path(__file__).parent / "assets" / "app.css").read_text(encoding="utf-8")
+QUEUE_SIZE = 64
 
 
 def build_demo() -> gr.Blocks:
-    with gr.Blocks(title="Perception playground") as demo:
+    limits()  # a budget or flag that does not parse stops the app here, with what to write instead
+    start_sweeper([IMAGE_FILES, LAB_DIR, EXPORTS], also=[SESSIONS.sweep])
+    # Gradio's own cache (uploads, served files) is emptied of files older than an hour, hourly.
+    with gr.Blocks(title="Perception playground", delete_cache=(3600, 3600)) as demo:
         gr.Markdown("# Perception playground\nHow do vision-language models actually see? Probe them side by side.")
         with gr.Tabs():
             with gr.Tab("Probe", id="probe"):
@@ -34,8 +45,9 @@ def build_demo() -> gr.Blocks:
                 build_human()
             with gr.Tab("About", id="about"):
                 build_about()
-    # API-bound events may overlap; local models serialise themselves (one copy, one lock).
-    demo.queue(default_concurrency_limit=4)
+    # API-bound events may overlap; local models serialise themselves (one copy, one lock). The
+    # queue is bounded: past it a visitor is told to come back, instead of the server piling up work.
+    demo.queue(default_concurrency_limit=4, max_size=QUEUE_SIZE)
     return demo
 
 
@@ -44,7 +56,11 @@ def build_demo() -> gr.Blocks:
 LAUNCH_OPTIONS = {"css": CSS, "max_file_size": "50mb"}
 
 if __name__ == "__main__":
-    build_demo().launch(
+    try:
+        demo = build_demo()
+    except ProbeError as exc:  # a setting that does not parse: say which, and stop
+        sys.exit(f"error: {exc}")
+    demo.launch(
         server_name=os.environ.get("GRADIO_SERVER_NAME", "0.0.0.0"),
         server_port=int(os.environ.get("GRADIO_SERVER_PORT", "7860")),
         **LAUNCH_OPTIONS,

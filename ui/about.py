@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import gradio as gr
 
+from probes.running.limits import Limits
+from probes.running.limits import current as limits
+
 ABOUT = """
 ## What this is
 
@@ -46,5 +49,38 @@ The same engine runs headless: `python -m probes run blind/touching-circles --mo
 """
 
 
+def mode_text(bounds: Limits) -> str:
+    """Which mode is on, and what it limits (so a visitor knows why a request was refused)."""
+    if bounds.public:
+        head = (
+            "## This playground is public\n\nAnyone can use it, so it runs with bounds: no data folders or "
+            "server paths, local models only as the operator set them up, your evaluations and probes kept "
+            "in your own session (deleted an hour after you leave), and a budget of requests on the "
+            "Space's keys. Paste your own key under *API keys* to go past the budget."
+        )
+    else:
+        head = "## This playground runs locally\n\nEverything is open to you; the bounds below only guard against mistakes."
+    budgets = [
+        f"{label}: {value:,}" for label, value in (
+            ("per session", bounds.session_budget), ("per visitor address and hour", bounds.client_budget),
+            ("for everyone, per hour", bounds.global_budget),
+        ) if value is not None
+    ]  # fmt: skip
+    rows = [
+        ("Items one request may design", f"{bounds.max_items:,}"),
+        ("Values per swept parameter", f"{bounds.max_values:,}"),
+        ("Results one evaluation may ask", f"{bounds.max_eval_results:,}"),
+        ("Generated picture side", f"{bounds.max_canvas:,} px"),
+        ("Uploads per question", f"{bounds.max_upload_images}, each at most {bounds.max_upload_pixels / 1e6:g} MP "
+         f"and {bounds.max_upload_bytes // 2**20} MB"),
+        ("Text in one field", f"{bounds.max_text:,} characters"),
+        ("Time one request may work", f"{bounds.deadline:g} s"),
+        ("Requests on the server's keys", "; ".join(budgets) if budgets else "no budget set"),
+    ]  # fmt: skip
+    table = "\n".join(["| bound | here |", "| --- | --- |", *(f"| {name} | {value} |" for name, value in rows)])
+    return f"{head}\n\n{table}\n"
+
+
 def build_about() -> None:
+    gr.Markdown(mode_text(limits()), elem_id="about-mode")
     gr.Markdown(ABOUT)

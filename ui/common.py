@@ -8,7 +8,6 @@ import functools
 import html
 import inspect
 import logging
-import os
 import tempfile
 import threading
 from collections.abc import Callable, Sequence
@@ -20,10 +19,13 @@ import gradio as gr
 from models import registry
 from models.base import Backend
 from models.types import BackendError, ImagePart
-from probes.core.errors import LimitExceeded, ProbeError
+from probes.core.errors import ProbeError
 from probes.core.types import Result, Status
 from probes.running import answerers
+from probes.running.budget import Budget
+from probes.running.limits import current as limits
 from probes.running.store import Store
+from ui.sessions import shared_store, visitor
 
 log = logging.getLogger("ui")
 
@@ -41,10 +43,9 @@ def user_message(exc: BaseException) -> str:
     return INTERNAL_ERROR
 
 
-@functools.cache
 def store() -> Store:
-    """One store for the app (thread-safe), under $PROBE_HOME."""
-    return Store()
+    """The operator's store (thread-safe), under $PROBE_HOME."""
+    return shared_store()
 
 
 @functools.cache
@@ -53,12 +54,22 @@ def endpoints() -> tuple[registry.Endpoint, ...]:
 
 
 def model_choices() -> list[tuple[str, str]]:
-    """(label, id) for every model we can name, unavailable ones with their reason."""
+    """(label, id) for every model a visitor may ask here, unavailable ones with their reason
+    (in public mode, local models only as the operator lists them)."""
     choices = []
-    for info in answerers.catalogue(endpoints()):
+    bounds = limits()
+    infos = answerers.catalogue(endpoints()) + [answerers.describe(f"hf/{m}") for m in bounds.hf_models]
+    for info in infos:
+        if bounds.public and info.id.startswith("hf/") and info.id.partition("/")[2] not in bounds.hf_models:
+            continue
         label = info.id if info.available else f"{info.id} (unavailable: {info.reason})"
         choices.append((label, info.id))
-    return choices
+    return list(dict.fromkeys(choices))
+
+
+@functools.cache
+def catalogue_ids() -> frozenset[str]:
+    return frozenset(info.id for info in answerers.catalogue(endpoints()))
 
 
 def key_providers() -> list[registry.Provider]:
@@ -104,6 +115,7 @@ def backend_for(model_id: str, keys: dict[str, str]) -> Backend:
     """The backend for a model: with the visitor's own key if they gave one for its provider
     (a new backend, never shared), else the process-wide one on the server's keys."""
     provider = model_id.partition("/")[0]
+    limits().model(model_id, set(catalogue_ids()), own_key=provider in keys)
     if provider in keys:
         return answerers.create(model_id, endpoints(), api_key=keys[provider])
     return answerers.resolve(model_id, endpoints())
@@ -113,45 +125,18 @@ def paid_by_server(model_id: str, keys: dict[str, str]) -> bool:
     return answerers.paid_by_server(model_id, endpoints(), frozenset(keys))
 
 
-class BudgetExceeded(LimitExceeded):
-    pass
+@functools.cache
+def budget() -> Budget:
+    """Requests on the server's keys: per session, per client address and per hour for everyone
+    (PROBE_SESSION_BUDGET, PROBE_CLIENT_BUDGET, PROBE_GLOBAL_BUDGET)."""
+    bounds = limits()
+    return Budget(bounds.session_budget, bounds.client_budget, bounds.global_budget)
 
 
-class SessionBudget:
-    """At most `limit` requests per browser session on the server's keys (PROBE_SESSION_BUDGET);
-    no limit when unset. Counted under a lock: concurrent clicks of one session cannot overdraw."""
-
-    def __init__(self, limit: int | None):
-        self.limit = limit
-        self._spent: dict[str, int] = {}
-        self._lock = threading.Lock()
-
-    @classmethod
-    def from_environment(cls) -> SessionBudget:
-        raw = os.environ.get("PROBE_SESSION_BUDGET", "").strip()
-        return cls(int(raw) if raw.isdigit() else None)
-
-    def take(self, session: str, requests: int) -> None:
-        if self.limit is None or requests == 0:
-            return
-        with self._lock:
-            spent = self._spent.get(session, 0)
-            if spent + requests > self.limit:
-                left = max(0, self.limit - spent)
-                raise BudgetExceeded(
-                    f"this session has used its budget of {self.limit} requests on the server's keys "
-                    f"({left} left, {requests} needed): paste your own key under 'API keys' to go on"
-                )
-            self._spent[session] = spent + requests
-
-    def left(self, session: str) -> int | None:
-        if self.limit is None:
-            return None
-        with self._lock:
-            return self.limit - self._spent.get(session, 0)
-
-
-BUDGET = SessionBudget.from_environment()
+def charge(request: gr.Request | None, requests: int) -> None:
+    """Take `requests` on the server's keys from this visitor's budgets, or raise BudgetExceeded."""
+    who = visitor(request)
+    budget().take(who.session, who.client, requests)
 
 
 def escape(text: str) -> str:

@@ -14,7 +14,8 @@ import pandas as pd
 
 from probes.analysis.scoring import aggregate
 from probes.core.registry import benchmark_ids
-from ui.common import BUDGET, escape, key_boxes, model_choices, session_keys, user_message, with_key_parameters
+from probes.running.limits import current as limits
+from ui.common import charge, escape, key_boxes, model_choices, session_keys, user_message, with_key_parameters
 from ui.evaluate_runs import (
     MODES,
     PERTURBATIONS,
@@ -24,6 +25,7 @@ from ui.evaluate_runs import (
     make_config,
     server_paid_requests,
 )
+from ui.sessions import room_for, store_for
 
 SUMMARY_HEADERS = ["benchmark", "model", "mode", "perturbation", "n", "accuracy %", "95% CI", "unparsed", "refused",
                    "errors", "mean latency s"]  # fmt: skip
@@ -159,15 +161,18 @@ async def _execute(
     try:
         # Building benchmarks and checking every plan reads files: off the event loop.
         plans = await asyncio.to_thread(build_plans, config, keys)
+        room_for(request, sum(len(plan.items) * len(plan.models) for plan in plans))
         owed = server_paid_requests(plans, keys, config.charged)
-        BUDGET.take(session, sum(owed.values()))
+        charge(request, sum(owed.values()))
     except Exception as exc:  # noqa: BLE001 - user_message logs what is not the visitor's mistake
         yield f"⚠ {escape(user_message(exc))}", gr.update(), gr.update()
         return
     config = replace(config, charged=(*config.charged, *owed))
-    current = EvalRun(plans)
+    current = EvalRun(plans, store_for(request))
     ACTIVE[session] = current
-    current.start()
+    current.start(deadline=limits().deadline)
+    # Forget the run once it ends, whoever is still watching (a visitor who left keeps nothing here).
+    current.finished_callback(lambda: ACTIVE.pop(session, None) if ACTIVE.get(session) is current else None)
     progress((0, current.progress.total), desc=current.current_label(), unit="results")
     yield status_text(current), None, config
     try:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 from collections import Counter
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
@@ -21,12 +22,16 @@ from probes.core.errors import UsageError
 from probes.core.params import parse_params
 from probes.core.selection import select_items
 from probes.core.types import Mode, Result
+from probes.running.limits import current as limits
 from probes.running.runner import Progress, RunPlan, Stop, preflight, run
-from ui.common import backend_for, paid_by_server, store, user_message
+from probes.running.store import Store
+from ui.common import backend_for, paid_by_server, user_message
 from ui.items import benchmark_of
+from ui.sessions import shared_store
 
 MODES = ("0-shot", "4-shot", "0-shot+CoT", "4-shot+CoT")
-PERTURBATIONS = (*perturb.FIXED, "rotate-options-1")
+PERTURBATIONS = (*perturb.FIXED, "rotate-options-1", perturb.ALL_ROTATIONS)
+MAX_CHOICES = 32  # benchmarks, models, modes or perturbations in one evaluation
 # How long Cancel waits for requests in flight before abandoning them (they are re-asked later).
 DRAIN_LIMIT = 20.0
 # The status is redrawn at most this often: a baseline answers thousands of items a second.
@@ -61,9 +66,12 @@ class EvalConfig:
 def _whole(value: float | None, what: str) -> int | None:
     if value is None or value == "":
         return None
-    if float(value) != int(float(value)):
+    number = float(value)
+    if not math.isfinite(number) or number != int(number):
         raise EvalInputError(f"{what} must be a whole number, got {value}")
-    return int(float(value))
+    if abs(number) > 2**31:
+        raise EvalInputError(f"{what} is out of range: {value}")
+    return int(number)
 
 
 def make_config(
@@ -78,8 +86,13 @@ def make_config(
     concurrency: float | None,
 ) -> EvalConfig:
     """The form's values, checked for what can be checked without building anything."""
-    chosen_benchmarks = list(dict.fromkeys(b.strip() for b in benchmarks or [] if b and b.strip()))
-    chosen_models = list(dict.fromkeys(m.strip() for m in models or [] if m and m.strip()))
+    bounds = limits()
+    chosen_benchmarks = list(dict.fromkeys(bounds.benchmark(b.strip()) for b in benchmarks or [] if b and b.strip()))
+    chosen_models = list(dict.fromkeys(bounds.text("model id", m).strip() for m in models or [] if m and m.strip()))
+    for name, values in (("benchmarks", chosen_benchmarks), ("models", chosen_models), ("modes", modes or []),
+                         ("perturbations", perturbations or [])):  # fmt: skip
+        if len(values) > MAX_CHOICES:
+            raise EvalInputError(f"{len(values)} {name} chosen; at most {MAX_CHOICES} in one evaluation")
     if not chosen_benchmarks:
         raise EvalInputError("choose at least one benchmark")
     if not chosen_models:
@@ -89,9 +102,9 @@ def make_config(
     if not perturbations:
         raise EvalInputError("tick at least one perturbation (none runs the items as they are)")
     for mode in modes:
-        Mode.parse(mode)
+        Mode.parse(bounds.text("mode", mode))
     for name in perturbations:
-        perturb.check(name)
+        perturb.check(bounds.text("perturbation", name))
     # An emptied number box arrives as 0 (or None): both mean "not set".
     items = _whole(limit, "limit") or None
     if items is not None and items < 1:
@@ -99,8 +112,9 @@ def make_config(
     width = _whole(concurrency, "concurrency") or None
     if width is not None and width < 1:
         raise EvalInputError("concurrency must be at least 1 (leave it empty for each provider's default)")
+    bounds.concurrency(width)
     try:
-        params = parse_params(params_text)
+        params = parse_params(bounds.text("parameters", params_text))
     except UsageError as exc:
         raise EvalInputError(str(exc)) from None
     return EvalConfig(
@@ -108,7 +122,7 @@ def make_config(
         models=tuple(chosen_models),
         modes=tuple([m for m in MODES if m in modes] + [m for m in modes if m not in MODES]),
         perturbations=tuple(dict.fromkeys(perturbations)),
-        data=(data or "").strip() or None,
+        data=bounds.data(data),
         params=params,
         limit=items,
         seed=_whole(seed, "seed") or 0,
@@ -130,7 +144,7 @@ def build_plans(config: EvalConfig, keys: dict[str, str]) -> list[RunPlan]:
         except Unavailable as exc:
             raise Unavailable(f"{model_id} is unavailable: {exc}") from None
         backends.append(backend)
-    plans = []
+    plans: list[RunPlan] = []
     for benchmark_id in config.benchmarks:
         benchmark = benchmark_of(benchmark_id, config.data, config.params)
         items = select_items(benchmark.items(), config.limit, config.seed)
@@ -138,9 +152,11 @@ def build_plans(config: EvalConfig, keys: dict[str, str]) -> list[RunPlan]:
             mode = Mode.parse(label)
             generation = GenerateConfig(max_tokens=mode.max_tokens, seed=config.seed)
             for perturbation in config.perturbations:
-                plan = RunPlan(benchmark, items, backends, mode, perturbation, generation, config.concurrency)
-                preflight(plan)
-                plans.append(plan)
+                for name, chosen in perturb.expand(perturbation, items):
+                    plan = RunPlan(benchmark, chosen, backends, mode, name, generation, config.concurrency)
+                    preflight(plan)
+                    plans.append(plan)
+                limits().evaluation(sum(len(p.items) * len(p.models) for p in plans))
     return plans
 
 
@@ -162,8 +178,9 @@ class EvalRun:
     """One session's run: plans asked one after another, progress over all of them (the
     runner's own `Progress`), results as they arrive, and Cancel through the runner's `Stop`."""
 
-    def __init__(self, plans: list[RunPlan]):
+    def __init__(self, plans: list[RunPlan], store: Store | None = None):
         self.plans = plans
+        self.store = store or shared_store()
         self.totals: Counter[str] = Counter()  # model -> results it will give
         for plan in plans:
             for backend in plan.models:
@@ -179,8 +196,12 @@ class EvalRun:
 
     # -- lifecycle --
 
-    def start(self) -> None:
+    def start(self, deadline: float | None = None) -> None:
+        """Begin; past `deadline` seconds the run stops as Cancel stops it."""
         self._task = asyncio.create_task(self._run_all())
+        if deadline is not None:
+            timer = asyncio.get_running_loop().call_later(deadline, self.stop_signal.request, 0.0)
+            self._task.add_done_callback(lambda _: timer.cancel())
 
     async def _run_all(self) -> None:
         try:
@@ -188,12 +209,17 @@ class EvalRun:
                 if self.stop_signal.requested:
                     break
                 self.current = index
-                await run(plan, store(), self._on_result, self.stop_signal, self.progress)
+                await run(plan, self.store, self._on_result, self.stop_signal, self.progress)
         except Exception as exc:  # noqa: BLE001 - a handler must end with a message, never a traceback
             self.failure = user_message(exc)
         finally:
             self.finished.set()
             self._signals.put_nowait(False)
+
+    def finished_callback(self, callback) -> None:
+        """Call `callback()` once the run has ended (at once if it has)."""
+        assert self._task is not None, "start the run first"
+        self._task.add_done_callback(lambda _: callback())
 
     @property
     def stopping(self) -> bool:

@@ -16,14 +16,17 @@ from typing import Any
 
 import gradio as gr
 
-from probes.core.errors import BenchmarkError
+from probes.core.errors import BenchmarkError, LimitExceeded
 from probes.core.registry import benchmark_ids
 from probes.core.selection import select_items
 from probes.core.types import AnswerKind, Item, Status
 from probes.people import human
+from probes.running.limits import current as limits
+from probes.running.limits import whole_number
 from ui import items as item_choice
-from ui.common import escape, store, user_message
+from ui.common import escape, user_message
 from ui.judge import build_judge
+from ui.sessions import people_quota, session_tag, shared_store
 
 DEFAULT_BENCHMARK = "blind/touching-circles"
 DEFAULT_ITEMS = 10
@@ -60,6 +63,7 @@ class TakeSession:
     benchmark: str
     data: str | None
     indices: tuple[int, ...]  # the items' places in the benchmark, in the order asked
+    tag: str | None = None  # in public mode, this session's mark on the name (human/<name> #tag)
     position: int = 0
     shown_at: float = 0.0  # when the current item was sent (server clock)
     answers: tuple[Answered, ...] = ()
@@ -124,22 +128,28 @@ def _build_take() -> None:
 # --- handlers -------------------------------------------------------------------------------
 
 
-def start_session(name: str, benchmark_id: str, data: str, count: float | None, seed: float | None) -> list:
+def start_session(
+    name: str, benchmark_id: str, data: str, count: float | None, seed: float | None, request: gr.Request
+) -> list:
     try:
-        person = human.check_name(name)
-        data = (data or "").strip() or None
+        bounds = limits()
+        person = human.check_name(bounds.text("name", name))
+        data = bounds.data(data)
+        benchmark_id = bounds.benchmark(benchmark_id or "")
+        wanted = whole_number("number of items", count, 1, MAX_ITEMS, default=DEFAULT_ITEMS)
+        seed = whole_number("seed", seed, 0, 2**31 - 1, default=0)
         items = item_choice.benchmark_of(benchmark_id, data).items()
         if not items:
             raise BenchmarkError(f"{benchmark_id} has no items")
-        wanted = max(1, min(MAX_ITEMS, int(count or DEFAULT_ITEMS)))
         position = {item.id: index for index, item in enumerate(items)}
-        chosen = [position[item.id] for item in select_items(items, wanted, int(seed or 0))]
+        chosen = [position[item.id] for item in select_items(items, wanted, seed)]
     except Exception as exc:  # noqa: BLE001 - user_message logs what is not the visitor's mistake
         return _unchanged(f"⚠ {escape(user_message(exc))}")
-    return _show(TakeSession(person, benchmark_id, data, tuple(chosen)), "")
+    tag = session_tag(request) if limits().public else None
+    return _show(TakeSession(person, benchmark_id, data, tuple(chosen), tag=tag), "")
 
 
-def submit_answer(state: TakeSession | None, choice: str | None, text: str | None) -> list:
+def submit_answer(state: TakeSession | None, choice: str | None, text: str | None, request: gr.Request) -> list:
     if state is None or state.finished:
         return _unchanged("⚠ press Start first")
     benchmark, item = _current(state)
@@ -147,11 +157,15 @@ def submit_answer(state: TakeSession | None, choice: str | None, text: str | Non
     if not given.strip():
         return _unchanged("⚠ choose or write an answer first")
     seconds = time.monotonic() - state.shown_at
-    result = human.answer_result(benchmark, item, given.strip(), state.name, seconds)
+    result = human.answer_result(benchmark, item, given.strip(), state.name, seconds, state.tag)
     if result.status is Status.UNPARSED:  # a typo, not an answer: ask again, the clock runs on
         hint = HINTS.get(item.kind, "one of the choices")
         return _unchanged(f"⚠ could not read “{escape(given.strip())}” as an answer: write {escape(hint)}")
-    store().record(result)
+    try:
+        people_quota(request)
+    except LimitExceeded as exc:
+        return _unchanged(f"⚠ {escape(str(exc))}")
+    shared_store().record(result)  # people's answers are shared (a class's pooled curve), names per session
     row = Answered(item.id, _shown_answer(item, given.strip()), _expected(item), result.correct, result.score,
                    result.latency or 0.0)  # fmt: skip
     state = replace(state, position=state.position + 1, answers=(*state.answers, row))
@@ -187,7 +201,7 @@ def _show(state: TakeSession, status: str) -> list:
     return [
         state,
         f"**Item {state.position + 1} of {len(state.indices)}** · {escape(state.benchmark)} · "
-        f"answering as {escape(human.model_id(state.name))}",
+        f"answering as {escape(human.model_id(state.name, state.tag))}",
         gr.update(value=pictures, visible=True, selected_index=0),
         escape(item.question),
         gr.update(choices=options if radio else [], value=None, visible=radio),
@@ -223,7 +237,7 @@ def _unchanged(status: str) -> list:
 
 def _summary(state: TakeSession) -> str:
     answers = state.answers
-    who = f"**{escape(state.name)}** (stored as {escape(human.model_id(state.name))})"
+    who = f"**{escape(state.name)}** (stored as {escape(human.model_id(state.name, state.tag))})"
     if not answers:
         return f"{who}: no answers given."
     scores = [a.score for a in answers if a.score is not None]

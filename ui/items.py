@@ -18,10 +18,12 @@ from PIL import Image
 
 from probes.benchmarks.custom import UploadSet
 from probes.core.benchmark import Benchmark
-from probes.core.errors import BenchmarkError, UsageError
+from probes.core.errors import BenchmarkError, InputRejected, LimitExceeded, UsageError
 from probes.core.params import parse_params, single_values
 from probes.core.registry import generated_families, get_benchmark
 from probes.core.types import AnswerKind, Item
+from probes.files.images import check_image_file
+from probes.running.limits import current as limits
 
 
 @dataclass(frozen=True)
@@ -86,11 +88,37 @@ def benchmark_spec(benchmark_id: str, data: str | None, index: int) -> ItemSpec:
 
 
 def upload_spec(paths: list[str], question: str, options_text: str, answer: str) -> ItemSpec:
+    bounds = limits()
+    question, options_text, answer = (bounds.text(what, value) for what, value in
+                                      (("question", question), ("options", options_text), ("answer", answer)))  # fmt: skip
     options = tuple(line.strip() for line in (options_text or "").splitlines() if line.strip())
     if not (question or "").strip():
         raise UsageError("write a question for your images")
+    check_uploads([Path(p) for p in paths or []])
     UploadSet.from_files([Path(p) for p in paths or []], question, options, answer or "")  # validates now
     return ItemSpec("upload", paths=tuple(paths), question=question, options=options, answer=answer or "")
+
+
+def check_uploads(paths: list[Path]) -> None:
+    """Count, bytes and pixels of uploaded images, from their headers: nothing is decoded before
+    every file passes (20 uploads of 6300 x 6300 once took 16 GB to decode)."""
+    bounds = limits()
+    if len(paths) > bounds.max_upload_images:
+        raise LimitExceeded(f"{len(paths)} images uploaded; at most {bounds.max_upload_images} for one question here")
+    for path in paths:
+        try:
+            size = path.stat().st_size
+        except OSError:
+            raise InputRejected(f"{path.name}: the upload cannot be read; upload it again") from None
+        if size > bounds.max_upload_bytes:
+            raise LimitExceeded(
+                f"{path.name}: {size / 2**20:.1f} MB; at most {bounds.max_upload_bytes // 2**20} MB here"
+            )
+        info = check_image_file(path)
+        if info.width * info.height > bounds.max_upload_pixels:
+            raise LimitExceeded(
+                f"{path.name}: {info.width} x {info.height} pixels; at most {bounds.max_upload_pixels / 1e6:g} million here"
+            )
 
 
 def resolve(spec: ItemSpec | None) -> tuple[Benchmark, Item]:

@@ -15,11 +15,13 @@ from PIL import Image
 
 from probes.benchmarks.shitsukan import judgement
 from probes.benchmarks.shitsukan.generation import BENCHMARK_ID as GENERATION_ID
-from probes.core.errors import BenchmarkError, ProbeError, UsageError
+from probes.core.errors import BenchmarkError, LimitExceeded, ProbeError, UsageError
 from probes.files.images import load_image
 from probes.people.human import check_name
+from probes.running.limits import current as limits
 from ui import items as item_choice
-from ui.common import escape, store, user_message
+from ui.common import escape, user_message
+from ui.sessions import people_quota, session_tag, shared_store, stores_to_read
 
 WORDS = 3
 VERDICTS = ["natural", "not natural"]
@@ -47,7 +49,7 @@ class JudgeSession:
 def build_judge() -> dict[str, Any]:
     """The judgement section; returns the refresh handler and its outputs for the sub-tab's select."""
     state = gr.State(None)
-    choices = _model_choices()
+    choices = _model_choices(None)
     with gr.Row():
         with gr.Column(scale=1):
             gr.Markdown("Mark each word a model wrote for the object **natural** or **not natural**. "
@@ -83,14 +85,16 @@ def build_judge() -> dict[str, Any]:
 # --- which outputs can be judged -------------------------------------------------------------
 
 
-def _generations(key: tuple[str, str, str] | None = None) -> list[judgement.Generated]:
+def _generations(request: gr.Request | None, key: tuple[str, str, str] | None = None) -> list[judgement.Generated]:
+    """Generations this visitor can see: the operator's, and in public mode their own."""
     model, mode, perturbation = key or (None, None, None)
-    return judgement.judgeable(store().results(GENERATION_ID, model, mode, perturbation))
+    results = [r for s in stores_to_read(request) for r in s.results(GENERATION_ID, model, mode, perturbation)]
+    return judgement.judgeable(results)
 
 
-def _model_choices() -> list[tuple[str, str]]:
+def _model_choices(request: gr.Request | None) -> list[tuple[str, str]]:
     counts: dict[tuple[str, str, str], int] = {}
-    for generated in _generations():
+    for generated in _generations(request):
         counts[generated.key] = counts.get(generated.key, 0) + 1
     choices = []
     for (model, mode, perturbation), n in sorted(counts.items()):
@@ -103,43 +107,55 @@ def _availability(choices: list[tuple[str, str]]) -> str:
     return "" if choices else f"⚠ {NO_RESULTS}"
 
 
-def refresh_models() -> tuple:
-    choices = _model_choices()
+def refresh_models(request: gr.Request) -> tuple:
+    choices = _model_choices(request)
     return gr.update(choices=choices, value=choices[0][1] if choices else None), _availability(choices)
 
 
 # --- handlers ----------------------------------------------------------------------------------
 
 
-def start_judging(judge: str, chosen: str | None, data: str) -> list:
+def start_judging(judge: str, chosen: str | None, data: str, request: gr.Request) -> list:
     try:
-        name = check_name(judge)
+        bounds = limits()
+        name = check_name(bounds.text("name", judge))
+        if bounds.public:  # names are per session: nobody can replace another's verdicts
+            name = check_name(f"{name} {session_tag(request)}")
+        bounds.data(data)
+        chosen = bounds.text("model", chosen)
         if not chosen:
-            raise BenchmarkError(NO_RESULTS if not _model_choices() else "choose the model whose words you judge")
+            raise BenchmarkError(
+                NO_RESULTS if not _model_choices(request) else "choose the model whose words you judge"
+            )
         try:
             model, mode, perturbation = json.loads(chosen)
         except (ValueError, TypeError):  # not one of the listed choices (an API caller's value)
             raise UsageError("choose the model whose words you judge from the list") from None
         key = (str(model), str(mode), str(perturbation))
-        everything = _generations(key)
+        everything = _generations(request, key)
         if not everything:
             raise BenchmarkError(f"{key[0]} has no well-formed texture generations to judge; refresh the list")
     except Exception as exc:  # noqa: BLE001 - user_message logs what is not the visitor's mistake
         return _unchanged(f"⚠ {escape(user_message(exc))}")
-    done = judgement.judged_by(store().results(judgement.BENCHMARK_ID, *key), name, key)
+    done = judgement.judged_by(shared_store().results(judgement.BENCHMARK_ID, *key), name, key)
     state = JudgeSession(name, key, tuple(g for g in everything if g.item_id not in done))
     skipped = f"{len(done)} item(s) you judged before are skipped. " if done else ""
     return _show(state, data, skipped)
 
 
-def submit_judgement(state: JudgeSession | None, data: str, *marks: str | None) -> list:
+def submit_judgement(request: gr.Request, state: JudgeSession | None, data: str, *marks: str | None) -> list:
     if state is None or state.finished:
         return _unchanged("⚠ press Start judging first")
     if any(mark not in VERDICTS for mark in marks):
         return _unchanged("⚠ mark every word natural or not natural")
     generated = state.queue[state.position]
     seconds = time.monotonic() - state.shown_at
-    store().record(judgement.judgement_result(generated, state.judge, [m == "natural" for m in marks], seconds))
+    try:
+        people_quota(request)
+    except LimitExceeded as exc:
+        return _unchanged(f"⚠ {escape(str(exc))}")
+    verdicts = [m == "natural" for m in marks]
+    shared_store().record(judgement.judgement_result(generated, state.judge, verdicts, seconds))
     state = replace(state, position=state.position + 1)
     return _show(state, data, f"Judgement {state.position} saved.")
 
@@ -179,7 +195,8 @@ def _image(entry: judgement.Generated, data: str) -> Image.Image | None:
     try:
         if entry.image:
             return load_image(Path(entry.image))
-        items = item_choice.benchmark_of(GENERATION_ID, (data or "").strip() or None).items()
+        folder = None if limits().public else (data or "").strip() or None  # public: no server folders
+        items = item_choice.benchmark_of(GENERATION_ID, folder).items()
         found = next((i for i in items if i.id == entry.item_id), None)
         return found.images[0].load() if found and found.images else None
     except (ProbeError, OSError):
@@ -187,7 +204,7 @@ def _image(entry: judgement.Generated, data: str) -> Image.Image | None:
 
 
 def _score_text(key: tuple[str, ...]) -> str:
-    result = judgement.judgement_score(store().results(judgement.BENCHMARK_ID, *key), key)
+    result = judgement.judgement_score(shared_store().results(judgement.BENCHMARK_ID, *key), key)
     if result.value is None:
         return f"Judgement score of {escape(key[0])}: no judgements yet."
     return (

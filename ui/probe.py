@@ -15,11 +15,14 @@ from probes.asking.prompting import assemble_prompt
 from probes.core.errors import UsageError
 from probes.core.registry import benchmark_ids
 from probes.core.types import Mode, Origin, Result
-from probes.running.runner import RunPlan, run
+from probes.running.deadline import run_within
+from probes.running.limits import current as limits
+from probes.running.limits import whole_number
+from probes.running.runner import RunPlan
 from ui import items as item_choice
 from ui.common import (
-    BUDGET,
     backend_for,
+    charge,
     escape,
     image_file,
     key_boxes,
@@ -27,12 +30,14 @@ from ui.common import (
     paid_by_server,
     result_summary,
     session_keys,
-    store,
     user_message,
     with_key_parameters,
 )
+from ui.sessions import room_for, store_for
 
 MAX_MODELS = 4
+MAX_SEED = 2**31 - 1
+MAX_SHOTS = 16
 SOURCES = ("Generated stimulus", "Benchmark item", "Upload")
 PERTURBATIONS = [*perturb.FIXED, "rotate-options-1", "rotate-options-2"]
 DEFAULT_MODELS = ["baseline/chance", None, None, None]
@@ -159,15 +164,19 @@ def _preview(spec: item_choice.ItemSpec) -> tuple:
 
 def generate_stimulus(task: str, params: str, seed: float | None) -> tuple:
     try:
-        return _preview(item_choice.generated_spec(task, params, int(seed or 0)))
+        bounds = limits()
+        task, params = bounds.text("task", task), bounds.text("parameters", params)
+        return _preview(item_choice.generated_spec(task, params, whole_number("seed", seed, 0, MAX_SEED, default=0)))
     except Exception as exc:  # noqa: BLE001 - user_message logs what is not the visitor's mistake
         return gr.update(), gr.update(), gr.update(), gr.update(), f"⚠ {escape(user_message(exc))}"
 
 
 def load_item(benchmark_id: str, data: str, index: float | None) -> tuple:
     try:
-        spec = item_choice.benchmark_spec(benchmark_id, (data or "").strip() or None, int(index or 0))
-        return (*_preview(spec), spec["index"])
+        bounds = limits()
+        index = whole_number("item number", index, 0, MAX_SEED, default=0)
+        spec = item_choice.benchmark_spec(bounds.benchmark(benchmark_id or ""), bounds.data(data), index)
+        return (*_preview(spec), spec.index)
     except Exception as exc:  # noqa: BLE001 - user_message logs what is not the visitor's mistake
         return gr.update(), gr.update(), gr.update(), gr.update(), f"⚠ {escape(user_message(exc))}", gr.update()
 
@@ -206,11 +215,12 @@ async def probe(
     try:
         if not chosen:
             raise UsageError("choose at least one model")
-        benchmark, item = item_choice.resolve(spec)
-        mode = Mode(int(shots or 0), bool(cot))
-        perturb.check(perturbation)
-        BUDGET.take(request.session_hash or "anonymous", sum(paid_by_server(m, keys) for _, m in chosen))
+        mode = Mode(whole_number("number of shots", shots, 0, MAX_SHOTS, default=0), bool(cot))
+        perturb.check(limits().text("perturbation", perturbation))
         backends = [(slot, backend_for(model_id, keys)) for slot, model_id in chosen]
+        benchmark, item = item_choice.resolve(spec)
+        room_for(request, len(chosen))
+        charge(request, sum(paid_by_server(m, keys) for _, m in chosen))
         _, prompt = await asyncio.to_thread(assemble_prompt, benchmark, item, mode, perturbation)
         sent_images = await asyncio.to_thread(_prompt_images, prompt.messages)
     except Exception as exc:  # noqa: BLE001 - user_message logs what is not the visitor's mistake
@@ -225,7 +235,7 @@ async def probe(
     async def ask_one(slot: int, backend) -> None:
         try:
             plan = RunPlan(benchmark, [item], [backend], mode, perturbation, config, origin=Origin.PROBE)
-            [result] = await run(plan, store())
+            [result] = await run_within(plan, store_for(request), limits().deadline)
             await finished.put((slot, result, None))
         except Exception as exc:  # noqa: BLE001 - one model's failure is its own pane's message
             await finished.put((slot, None, user_message(exc)))

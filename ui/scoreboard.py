@@ -81,7 +81,7 @@ def build_scoreboard() -> dict[str, Any]:
     filters = [benchmark, models, mode, perturbation, group, agree_model, agree_modes]
     shown = [status, table, csv_file, json_file, bars, group_plot, group_note, agree_table, agree_plot, latency]
     # Filter choices follow the store (and the chosen benchmark); then everything is redrawn.
-    refresh.click(lambda *f: refresh_filters(*f, reload=True), filters, filters, api_visibility="private").then(
+    refresh.click(reload_filters, filters, filters, api_visibility="private").then(
         scoreboard, filters, shown, api_name="scoreboard"
     )
     tab = _enclosing_tab(top)
@@ -102,6 +102,11 @@ def _enclosing_tab(block: gr.blocks.Block) -> gr.Tab | None:
     return parent
 
 
+def reload_filters(request: gr.Request, *filters: Any) -> list[dict]:
+    """The Refresh button: read the store again, then the choices."""
+    return refresh_filters(*filters, reload=True, request=request)
+
+
 def refresh_filters(
     benchmark: str | None,
     models: Sequence[str] | None,
@@ -111,9 +116,10 @@ def refresh_filters(
     agree_model: str | None,
     agree_modes: Sequence[str] | None,
     reload: bool = False,
+    request: gr.Request | None = None,
 ) -> list[dict]:
     """Choices from the store; a choice still offered is kept, else the default takes its place."""
-    results = stored_results(reload)
+    results = stored_results(reload, request)
     names, newest = benchmarks(results)
     chosen = benchmark if benchmark in names else newest
     found = facets(results, chosen)
@@ -144,9 +150,10 @@ def scoreboard(
     group: str | None,
     agree_model: str | None,
     agree_modes: Sequence[str] | None,
+    request: gr.Request,
 ) -> list[Any]:
     """The table, its downloads, the charts, mode agreement and latency for these filters."""
-    results = stored_results()
+    results = stored_results(request=request)
     if not results:
         nothing = charts.empty("No results yet.")
         return [EMPTY_STORE, table([]), None, None, nothing, nothing, "", agreement_table(None), nothing,

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -21,7 +22,7 @@ from probes.analysis.report import report_rows, to_csv, to_json
 from probes.analysis.scoring import Row
 from probes.core.types import Mode, Result, Status
 from probes.running.store import Store
-from ui.common import store
+from ui.sessions import shared_store, stores_to_read
 
 ALL = "all"
 OVERALL = "overall only"
@@ -49,10 +50,17 @@ def _fingerprint(opened: Store) -> tuple:
     return (opened.count(), *stamps)
 
 
-def stored_results(reload: bool = False) -> list[Result]:
-    """Every result in the app's store. Decoding a large store takes seconds, so one copy is kept
-    (without replies, prompts and item references, which no scoreboard shows) until it changes."""
-    opened = store()
+def stored_results(reload: bool = False, request: Any = None) -> list[Result]:
+    """Every result this visitor's scoreboard shows: the operator's store (decoding a large store
+    takes seconds, so one copy is kept, without replies, prompts and item references, until it
+    changes) and, in public mode, the visitor's own session store (small: read each time)."""
+    shared = _shared_results(reload)
+    own = [s.scored() for s in stores_to_read(request)[1:]]
+    return shared + [result for results in own for result in results] if own else shared
+
+
+def _shared_results(reload: bool) -> list[Result]:
+    opened = shared_store()
     key, fingerprint = str(opened.path), _fingerprint(opened)
     with _cache_lock:
         hit = _cache.get(key)

@@ -26,15 +26,18 @@ from typing import Any
 import gradio as gr
 
 from probes.benchmarks.generated import GeneratedBenchmark, Param
-from probes.core.errors import BenchmarkError
+from probes.core.errors import BenchmarkError, UsageError
 from probes.core.registry import generated_families
 from probes.core.types import Item
 from probes.files.export import generated_set, write_generated
+from probes.running.limits import current as limits
+from probes.running.limits import whole_number
 from ui import items as item_choice
 from ui.common import escape, user_message
 
 DEFAULT_TASK = "blind/touching-circles"
 MAX_EXPORT = 1000
+MAX_PARAMS = 32  # parameters in a spec (the largest family has about a dozen)
 # Previews and exports are written here (Gradio serves files from the temp folder).
 LAB_DIR = Path(tempfile.gettempdir()) / "perception-lab"
 
@@ -142,16 +145,28 @@ def default_spec(task: str) -> Spec:
 def stimulus(spec: Spec, variant: float | None) -> tuple[Item, int, int]:
     """(item, how many the parameters give, which one) for a spec: each parameter fixed to its
     one value; a parameter left out takes the paper's values."""
-    if not isinstance(spec, dict) or "task" not in spec:
-        raise BenchmarkError('give {"task": "blind/...", "params": {"NAME": "VALUE"}}')
-    task = spec["task"]
-    generator(task)
-    params = {name: [str(value)] for name, value in (spec.get("params") or {}).items()}
-    items = item_choice.benchmark_of(task, params=params).items()
+    task, params = _checked_spec(spec)
+    items = item_choice.benchmark_of(task, params={name: [value] for name, value in params.items()}).items()
     if not items:
         raise BenchmarkError(f"{task}: these parameters give no stimulus")
-    index = int(variant or 0) % len(items)
+    index = whole_number("variant", variant, 0, 2**31 - 1, default=0) % len(items)
     return items[index], len(items), index
+
+
+def _checked_spec(spec: Any) -> tuple[str, dict[str, str]]:
+    """(task, NAME -> value) from a spec an API caller may have written by hand."""
+    shape = 'give {"task": "blind/...", "params": {"NAME": "VALUE"}}'
+    if not isinstance(spec, dict) or not isinstance(spec.get("task"), str):
+        raise UsageError(shape)
+    raw = spec.get("params") or {}
+    if not isinstance(raw, dict) or len(raw) > MAX_PARAMS:
+        raise UsageError(shape + f" (at most {MAX_PARAMS} parameters)")
+    bounds = limits()
+    task = bounds.text("task", spec["task"])
+    generator(task)
+    params = {bounds.text("parameter name", str(name)): bounds.text(f"value of {name}", str(value))
+              for name, value in raw.items()}  # fmt: skip
+    return task, params
 
 
 def file_name(task: str, item: Item) -> str:
@@ -208,13 +223,12 @@ def export_stimuli(
     spec's values, the others take the paper's design, sampled with the seed as `generate` does.
     Outputs for [zip file, status, command line]."""
     try:
-        task = spec["task"] if isinstance(spec, dict) else ""
-        generator(task)
-        chosen = spec.get("params") or {}
-        params = {name: [str(chosen[name])] for name in fixed or [] if name in chosen}
-        count, seed = int(n or 0), int(seed or 0)
-        if not 1 <= count <= MAX_EXPORT:
-            raise BenchmarkError(f"export 1 to {MAX_EXPORT} items")
+        task, chosen = _checked_spec(spec)
+        if not isinstance(fixed, list | tuple | type(None)) or len(fixed or []) > MAX_PARAMS:
+            raise UsageError("name the parameters to keep fixed as a list")
+        params = {name: [chosen[name]] for name in fixed or [] if name in chosen}
+        count = whole_number("number of items to export", n, 1, MAX_EXPORT)
+        seed = whole_number("seed", seed, 0, 2**31 - 1, default=0)
         progress(0, desc="Building the design")
         benchmark, items = generated_set(task, params, count, seed)
         folder = Path(tempfile.mkdtemp(prefix="export-", dir=_lab_dir()))

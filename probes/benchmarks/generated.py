@@ -10,7 +10,10 @@ pools, answer formats) lives here once.
 from __future__ import annotations
 
 import functools
+import math
+import threading
 from abc import abstractmethod
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -19,8 +22,9 @@ from typing import Any, ClassVar, Protocol
 from PIL import Image
 
 from probes.core.benchmark import Benchmark
-from probes.core.errors import BenchmarkError
+from probes.core.errors import BenchmarkError, LimitExceeded
 from probes.core.types import AnswerKind, ImageSource, Item
+from probes.running.limits import current as current_limits
 
 EXAMPLE_SEED_BASE = 1_000_000  # few-shot examples use design seeds no test item uses
 
@@ -37,12 +41,21 @@ class Stimulus(Protocol):
 
 @dataclass(frozen=True)
 class Param:
-    """A parameter of the design. `default` is the paper's set of values."""
+    """A parameter of the design. `default` is the paper's set of values.
+
+    Bounds, checked before anything is designed (a public Space's visitor can send any value):
+    `minimum`/`maximum` for a numeric value; `pixels` for a picture's side (at most the limits'
+    `max_canvas`); `multiplies` for a count of stimuli per design point (images, repeats, maps):
+    its value, not its number of values, multiplies the design."""
 
     default: tuple[Any, ...]
     parse: Callable[[str], Any] = str
     label: Callable[[Any], str] = str  # the value as a scoreboard group shows it
     choices: tuple[Any, ...] | None = None  # the only values allowed, if limited
+    minimum: float | None = None
+    maximum: float | None = None
+    pixels: bool = False
+    multiplies: bool = False
 
 
 def fraction(text: str) -> Fraction:
@@ -54,10 +67,42 @@ def fraction_label(value: Fraction | float) -> str:
     return f"1/{value.denominator}" if value.numerator == 1 else f"{float(value):.3g}"
 
 
-@functools.lru_cache(maxsize=64)
-def render_cached(stimulus: Stimulus) -> Image.Image:
-    # Each image is asked with several prompts; a small cache draws it once for all of them.
-    return stimulus.render()
+class _RenderCache:
+    """Pictures drawn lately, bounded by their pixels (not their number: a 4096 px canvas weighs
+    as much as a hundred 384 px ones). Each image is asked with several prompts; the cache draws
+    it once for all of them."""
+
+    def __init__(self, max_pixels: int):
+        self.max_pixels = max_pixels
+        self._images: OrderedDict[Stimulus, Image.Image] = OrderedDict()
+        self._pixels = 0
+        self._lock = threading.Lock()
+
+    def __call__(self, stimulus: Stimulus) -> Image.Image:
+        with self._lock:
+            if stimulus in self._images:
+                self._images.move_to_end(stimulus)
+                return self._images[stimulus]
+        image = stimulus.render()
+        size = image.width * image.height
+        if size > self.max_pixels // 4:
+            return image  # too big to keep: drawing it again is cheaper than holding it
+        with self._lock:
+            if stimulus not in self._images:
+                self._images[stimulus] = image
+                self._pixels += size
+            while self._pixels > self.max_pixels:
+                _, dropped = self._images.popitem(last=False)
+                self._pixels -= dropped.width * dropped.height
+        return image
+
+    def cache_clear(self) -> None:
+        with self._lock:
+            self._images.clear()
+            self._pixels = 0
+
+
+render_cached = _RenderCache(max_pixels=48_000_000)  # about 144 MB of RGB
 
 
 class GeneratedBenchmark(Benchmark):
@@ -72,26 +117,61 @@ class GeneratedBenchmark(Benchmark):
         unknown = sorted(set(params) - set(known))
         if unknown:
             raise BenchmarkError(f"{self.id} has no parameter {', '.join(unknown)}; it has {', '.join(known)}")
+        limits = current_limits()
         self.grid: dict[str, list[Any]] = {}
         for name, spec in known.items():
+            if name in params:
+                limits.values(name, len(params[name]))
             self.grid[name] = (
                 [self._parse(name, spec, raw) for raw in params[name]] if name in params else list(spec.default)
             )
             if not self.grid[name]:
                 raise BenchmarkError(f"--param {name}= needs at least one value")
+        limits.design(self.id, self.design_bound())
         try:
             self._stimuli = list(self.design())
         except ValueError as exc:
             raise BenchmarkError(f"{self.id}: {exc}") from None
+        limits.design(self.id, len(self._stimuli) * len(self.grid["prompt"]))
+
+    def design_bound(self) -> int:
+        """Items the grid designs, counted before designing anything: the product of each
+        parameter's number of values (a count parameter's largest value instead) times a
+        family's own `expansion` (e.g. every letter of a word)."""
+        known = {**self.params, "prompt": None}
+        sizes = [
+            max(self.grid[name]) if spec is not None and spec.multiplies else len(self.grid[name])
+            for name, spec in known.items()
+        ]
+        return math.prod(int(size) for size in sizes) * self.expansion
+
+    expansion: ClassVar[int] = 1  # stimuli one design point may give beyond the grid (letter=all)
 
     def _parse(self, name: str, spec: Param, raw: str) -> Any:
+        shown = _shown(raw)
         try:
             value = spec.parse(str(raw).strip())
-        except (ValueError, ZeroDivisionError, KeyError) as exc:
-            raise BenchmarkError(f"--param {name}={raw}: not a valid value ({exc})") from None
+        except (ValueError, ZeroDivisionError, KeyError, OverflowError) as exc:
+            raise BenchmarkError(f"--param {name}={shown}: not a valid value ({_shown(str(exc))})") from None
         if spec.choices is not None and value not in spec.choices:
-            raise BenchmarkError(f"--param {name}={raw}: choose from {', '.join(map(str, spec.choices))}")
+            raise BenchmarkError(f"--param {name}={shown}: choose from {', '.join(map(str, spec.choices))}")
+        if isinstance(value, int | float | Fraction) and not isinstance(value, bool):
+            self._check_number(name, spec, value, shown)
         return value
+
+    def _check_number(self, name: str, spec: Param, value: float, shown: str) -> None:
+        if not math.isfinite(value):
+            raise BenchmarkError(f"--param {name}={shown}: give a finite number")
+        low = 1 if spec.multiplies or spec.pixels else spec.minimum
+        high = current_limits().max_canvas if spec.pixels else spec.maximum
+        if spec.pixels and spec.maximum is not None:
+            high = min(high, spec.maximum)
+        if (low is not None and value < low) or (high is not None and value > high):
+            if low is not None and high is not None:
+                bounds = f"from {low:g} to {high:g}"
+            else:
+                bounds = f"at least {low:g}" if low is not None else f"at most {high:g}"
+            raise LimitExceeded(f"--param {name}={shown}: {name} is {bounds} here")
 
     # --- what a task defines ----------------------------------------------------------
 
@@ -165,6 +245,12 @@ class GeneratedBenchmark(Benchmark):
             reasoning=self.reasoning(stimulus, prompt),
             answer_space=self.answer_space(stimulus, prompt),
         )
+
+
+def _shown(raw: Any, limit: int = 40) -> str:
+    """A value as a message may echo it: never more than a few dozen characters."""
+    text = str(raw)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"
 
 
 def _plain(value: Any) -> Any:

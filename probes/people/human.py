@@ -39,18 +39,24 @@ def check_name(text: str | None) -> str:
     return name
 
 
-def model_id(name: str) -> str:
-    return f"{PROVIDER}/{check_name(name)}"
+def model_id(name: str, tag: str | None = None) -> str:
+    """`human/<name>`; with a `tag` (a public Space's session), `human/<name> #<tag>`, so two
+    visitors who type the same name never share (or overwrite) each other's answers."""
+    return f"{PROVIDER}/{check_name(name)}" + (f" #{tag}" if tag else "")
 
 
 def is_human(model: str) -> bool:
     return model.startswith(f"{PROVIDER}/")
 
 
-def answer_result(benchmark: Benchmark, item: Item, answer: str, name: str, seconds: float) -> Result:
+def answer_result(
+    benchmark: Benchmark, item: Item, answer: str, name: str, seconds: float, tag: str | None = None
+) -> Result:
     """A person's answer to `item`, parsed and graded by the benchmark's own hooks.
 
     Status `unparsed` means the answer could not be read in the item's format; a caller may ask
     again instead of recording it (a person can fix a typo, a model cannot)."""
     ref = ItemRef.of(item, Origin.HUMAN)
-    return grade_reply(benchmark, item, answer, model_id(name), CONDITION, ref, latency=round(max(0.0, seconds), 3))
+    return grade_reply(
+        benchmark, item, answer, model_id(name, tag), CONDITION, ref, latency=round(max(0.0, seconds), 3)
+    )

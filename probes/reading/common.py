@@ -111,5 +111,3 @@ class Spans:
     def hold(self, position: int) -> bool:
         index = bisect.bisect_right(self.starts, position) - 1
         return index >= 0 and position < self.ends[index]
-
-

@@ -27,13 +27,17 @@ def free_port() -> int:
 
 
 def reset_caches() -> None:
-    """Process-wide caches hold backends and the store path: each app gets fresh ones."""
-    from probes.running import answerers
-    from ui import common, items
+    """Process-wide caches hold backends, the store, the limits read from the environment and
+    the budgets: each app gets fresh ones."""
+    from probes.running import answerers, limits
+    from ui import common, items, sessions
 
     answerers._shared.clear()
-    common.store.cache_clear()
+    limits._current = None  # read again (lazily) from the environment
+    sessions.shared_store.cache_clear()
+    common.budget.cache_clear()
     common.endpoints.cache_clear()
+    common.catalogue_ids.cache_clear()
     items._benchmark.cache_clear()
 
 
@@ -46,6 +50,9 @@ def serve(tmp_path, monkeypatch):
         for name, value in env.items():
             monkeypatch.setenv(name, value)
         monkeypatch.setenv("PROBE_HOME", str(tmp_path / "home"))
+        for name in ("SPACE_ID", "PROBE_PUBLIC", "PROBE_SESSION_BUDGET", "PROBE_CLIENT_BUDGET", "PROBE_GLOBAL_BUDGET"):
+            if name not in env:
+                monkeypatch.delenv(name, raising=False)
         reset_caches()
         import app
 

@@ -1,5 +1,5 @@
-"""PROBE_SESSION_BUDGET: requests on the server's keys per browser session, held under
-concurrent requests from one session."""
+"""Budgets of requests on the server's keys (per session, per client address, per hour for
+everyone), held under concurrent requests."""
 
 from __future__ import annotations
 
@@ -7,17 +7,17 @@ import threading
 
 from gradio_client import Client
 
+from probes.running.budget import Budget, BudgetExceeded
 from tests.support.fake_servers import FakeOpenAIServer
-from ui.common import BudgetExceeded, SessionBudget
 
 
 def test_budget_counts_under_a_lock():
-    budget = SessionBudget(limit=50)
+    budget = Budget(session_limit=50)
     granted, refused = [], []
 
     def spend():
         try:
-            budget.take("one-session", 3)
+            budget.take("one-session", "127.0.0.1", 3)
             granted.append(3)
         except BudgetExceeded:
             refused.append(3)
@@ -28,24 +28,43 @@ def test_budget_counts_under_a_lock():
     for thread in threads:
         thread.join()
     assert sum(granted) == 48 and len(refused) == 24  # 16 x 3 fit in 50; never more
-    assert budget.left("one-session") == 2 and budget.left("another") == 50
-    assert SessionBudget(None).left("anyone") is None
+    assert budget.left("one-session", "127.0.0.1") == 2 and budget.left("another", "127.0.0.2") == 50
+    assert Budget().left("anyone", "anywhere") is None
 
 
-def test_concurrent_probes_from_one_session_stop_at_the_budget(serve, monkeypatch):
-    monkeypatch.setattr("ui.common.BUDGET", SessionBudget(limit=5))
-    monkeypatch.setattr("ui.probe.BUDGET", SessionBudget(limit=5))
+def test_the_address_and_hourly_budgets_hold_across_sessions_and_recover_after_the_hour():
+    now = [0.0]
+    budget = Budget(client_limit=4, global_limit=6, clock=lambda: now[0])
+    budget.take("s1", "10.0.0.1", 2)
+    budget.take("s2", "10.0.0.1", 2)  # a fresh session from the same address shares its budget
+    try:
+        budget.take("s3", "10.0.0.1", 1)
+        raise AssertionError("the address budget was overdrawn")
+    except BudgetExceeded as exc:
+        assert "per visitor address" in str(exc)
+    budget.take("s4", "10.0.0.2", 2)
+    try:
+        budget.take("s5", "10.0.0.3", 1)
+        raise AssertionError("the hourly budget was overdrawn")
+    except BudgetExceeded as exc:
+        assert "for the hour" in str(exc)
+    now[0] = 3601.0
+    budget.take("s5", "10.0.0.3", 1)  # an hour later there is room again
+
+
+def test_concurrent_probes_from_one_session_stop_at_the_budget(serve):
     with FakeOpenAIServer(responder=lambda body: "No", latency=0.3) as server:
-        client = Client(serve(OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY="sk-server-budget"), verbose=False)
+        url = serve(OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY="sk-server-budget", PROBE_SESSION_BUDGET="5")
+        client = Client(url, verbose=False)
         client.predict("blind/touching-circles", "", 1, api_name="/generate_stimulus")
-        jobs = [client.submit("openai/spend", None, None, None, 0, False, "none", "", "", api_name="/probe")
+        jobs = [client.submit("openai/gpt-4o", None, None, None, 0, False, "none", "", "", api_name="/probe")
                 for _ in range(12)]  # fmt: skip
         statuses = [job.result()[0] for job in jobs]
         sent = server.request_count
         # Another session has its own budget.
         other = Client(client.src, verbose=False)
         other.predict("blind/touching-circles", "", 2, api_name="/generate_stimulus")
-        assert other.predict("openai/spend", None, None, None, 0, False, "none", "", "", api_name="/probe")[
+        assert other.predict("openai/gpt-4o", None, None, None, 0, False, "none", "", "", api_name="/probe")[
             0
         ].startswith("1 of 1")
     assert sent == 5

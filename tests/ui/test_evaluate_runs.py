@@ -12,13 +12,13 @@ import pytest
 from models.base import Backend
 from models.types import GenerateConfig, Output
 from probes.core.errors import ProbeError
+from probes.core.params import parse_params
 from probes.core.selection import select_items
 from probes.running.runner import RunPlan
 from tests.support.fake_servers import FakeOpenAIServer
 from tests.ui.conftest import reset_caches
 from ui import evaluate, evaluate_runs
-from ui.common import SessionBudget, store
-from probes.core.params import parse_params
+from ui.common import store
 from ui.evaluate_runs import EvalInputError, EvalRun, make_config
 from ui.items import benchmark_of
 
@@ -153,7 +153,8 @@ async def frames(generator) -> list:
 
 
 def test_server_keys_pay_once_per_configuration_and_the_budget_says_so(monkeypatch):
-    monkeypatch.setattr(evaluate, "BUDGET", SessionBudget(30))
+    monkeypatch.setenv("PROBE_SESSION_BUDGET", "30")
+    reset_caches()
     request = SimpleNamespace(session_hash="visitor")
     no_bar = lambda *args, **kwargs: None  # noqa: E731
     with FakeOpenAIServer(responder=lambda body: "No") as server:

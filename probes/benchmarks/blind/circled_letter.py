@@ -64,6 +64,7 @@ def _ordinal(n: int) -> str:
 
 
 class CircledLetterBenchmark(GeneratedBenchmark):
+    expansion = max(len(word) for word in WORDS)  # letter=all: each of the word's letters
     id = "blind/circled-letter"
     title = "Circled letter: which letter has a red oval around it?"
     source = SOURCE
@@ -75,10 +76,10 @@ class CircledLetterBenchmark(GeneratedBenchmark):
     }
     params = {
         "word": Param(WORDS),
-        "letter": Param(("all",), _letter),
-        "thickness": Param((0.04, 0.08, 0.12), float),
-        "font_size": Param((0.6, 0.8), float),
-        "position": Param((0, 1, 2, 3), int),
+        "letter": Param(("all",), _letter),  # "all": every letter of the word (expansion)
+        "thickness": Param((0.04, 0.08, 0.12), float, minimum=0.005, maximum=0.5),
+        "font_size": Param((0.6, 0.8), float, minimum=0.05, maximum=1.0),
+        "position": Param((0, 1, 2, 3), int, minimum=0, maximum=1000),
         "seed": Param((0,), int),
     }
 

@@ -68,10 +68,10 @@ class GridCount(GeneratedBenchmark):
     }
     params = {
         "grid": Param(GRID_TYPES, choices=GRID_TYPES),
-        "n": Param(tuple(range(3, MAX_SIDE + 1)), int),
+        "n": Param(tuple(range(3, MAX_SIDE + 1)), int, minimum=1, maximum=40),
         "shape": Param(SHAPES, choices=SHAPES),
-        "canvas": Param((500, 1250, 2000), int),
-        "thickness": Param((10, 20), int),
+        "canvas": Param((500, 1250, 2000), int, pixels=True),
+        "thickness": Param((10, 20), int, minimum=1, maximum=200),
         "seed": Param((0,), int),
     }
 

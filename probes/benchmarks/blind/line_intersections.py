@@ -128,9 +128,9 @@ class LineIntersections(GeneratedBenchmark):
     }
     params = {
         "intersections": Param((0, 1, 2), int, choices=(0, 1, 2)),
-        "thickness": Param((2, 3, 4), int),
-        "resolution": Param((384, 768, 1152), int),
-        "images": Param((150,), int),
+        "thickness": Param((2, 3, 4), int, minimum=1, maximum=100),
+        "resolution": Param((384, 768, 1152), int, pixels=True),
+        "images": Param((150,), int, multiplies=True),
         "seed": Param((0,), int),
     }
 

@@ -83,10 +83,10 @@ class NestedSquaresBenchmark(GeneratedBenchmark):
         "how_many": "How many squares are in the image? Please answer with a number in curly brackets e.g., {10}.",
     }
     params = {
-        "depth": Param((2, 3, 4, 5), int),
-        "thickness": Param((2, 3, 4), int),
-        "canvas": Param((1000,), int),
-        "repeats": Param((10,), int),
+        "depth": Param((2, 3, 4, 5), int, minimum=1, maximum=20),
+        "thickness": Param((2, 3, 4), int, minimum=1, maximum=100),
+        "canvas": Param((1000,), int, pixels=True),
+        "repeats": Param((10,), int, multiplies=True),
         "seed": Param((0,), int),
     }
 

@@ -76,8 +76,8 @@ class OlympicBenchmark(GeneratedBenchmark):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         cls.params = {
-            "count": Param((5, 6, 7, 8, 9), int),
-            "canvas": Param(CANVASES, int),
+            "count": Param((5, 6, 7, 8, 9), int, minimum=1, maximum=30),
+            "canvas": Param(CANVASES, int, pixels=True),
             "size": Param(tuple(fraction(s) for s in cls.sizes), fraction, fraction_label),
             "thickness": Param((0.5, 1.0), float, "{:g}".format),
             "colour": Param(COLOURS, choices=COLOURS),

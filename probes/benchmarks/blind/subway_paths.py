@@ -68,10 +68,10 @@ class SubwayPaths(GeneratedBenchmark):
     }
     params = {
         "paths": Param((1, 2, 3), int, choices=(1, 2, 3)),
-        "canvas": Param((512, 1024), int),
-        "thickness": Param((10, 20), int),
+        "canvas": Param((512, 1024), int, pixels=True),
+        "thickness": Param((10, 20), int, minimum=1, maximum=200),
         "pair": Param(("auto",), _pair, choices=PAIR_CHOICES),
-        "maps": Param((15,), int),
+        "maps": Param((15,), int, multiplies=True),
         "seed": Param((0,), int),
     }
 

@@ -39,8 +39,10 @@ class TouchingCircles(GeneratedBenchmark):
         "overlapping": "Are the two circles overlapping? Answer with Yes/No.",
     }
     params = {
-        "canvas": Param((384, 769, 1155), int),
-        "diameter": Param(tuple(fraction(f"1/{n}") for n in (4, 5, 6, 7)), fraction, fraction_label),
+        "canvas": Param((384, 769, 1155), int, pixels=True),
+        "diameter": Param(
+            tuple(fraction(f"1/{n}") for n in (4, 5, 6, 7)), fraction, fraction_label, minimum=0.01, maximum=0.5
+        ),
         "gap": Param(
             tuple(round(-0.15 + 0.05 * i, 2) for i in range(14)), lambda t: round(float(t), 4), "{:+.2f}".format
         ),

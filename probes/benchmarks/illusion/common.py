@@ -46,7 +46,7 @@ def illusion_params(family: str, extras: Mapping[str, Param]) -> dict[str, Param
         "difference": Param(game_differences(family, 1), float, signed),
         "illusion_strength": Param(game_strengths(family, 1), float, signed),
         "inducers": Param(INDUCERS, choices=INDUCERS),
-        "canvas": Param(CANVASES, int),
+        "canvas": Param(CANVASES, int, pixels=True),
         "seed": Param((0, 1), int),
         "jitter": Param(("on",), choices=("on", "off")),
     }

@@ -23,6 +23,7 @@ from probes.analysis.paired import (
     mcnemar_exact,
     values_of,
 )
+from probes.core.errors import ProbeError
 from probes.core.types import Result, Status
 
 REPO = Path(__file__).resolve().parents[3]
@@ -153,7 +154,7 @@ def test_conditions_on_different_axes_unknown_or_the_same_are_refused():
         compare(results, "m1", "m2", axis="colour")
     with pytest.raises(CompareError, match="no results with model 'gpt-9'"):
         compare(results, "m1", "gpt-9", axis="model")
-    assert issubclass(CompareError, ValueError)
+    assert issubclass(CompareError, ProbeError)  # a user's mistake: one line, exit 2
 
 
 def test_a_name_on_one_axis_is_enough_and_names_on_two_axes_need_the_axis_said():

@@ -1,0 +1,191 @@
+"""The bounds every request is checked against before work starts, and public mode.
+
+Public mode is on where `SPACE_ID` is set (Hugging Face Spaces sets it) or with `PROBE_PUBLIC=1`;
+`PROBE_PUBLIC=0` turns it off. Anyone can call a public Space's every endpoint directly, so the
+bounds are tighter there and server paths are off limits; locally the same bounds exist with
+room for a researcher's work (`PROBE_MAX_ITEMS` raises the design bound).
+
+Budgets (requests on the server's keys): `PROBE_SESSION_BUDGET` per browser session,
+`PROBE_CLIENT_BUDGET` per client address and `PROBE_GLOBAL_BUDGET` per hour across everyone. A
+value that does not parse stops the app at start (`Limits.from_environment` raises).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+
+from probes.core.errors import LimitExceeded, UsageError
+
+MAX_CONCURRENCY = 64
+
+
+@dataclass(frozen=True)
+class Limits:
+    public: bool
+    max_items: int  # items one request may design (all the stimuli x prompts of a benchmark)
+    max_values: int  # values one swept parameter may take
+    max_canvas: int  # pixels a side of a generated picture
+    max_text: int  # characters in a text field (a question, parameters, a name ...)
+    max_upload_images: int  # images one question may carry
+    max_upload_pixels: int  # pixels of one uploaded image (checked before decoding)
+    max_upload_bytes: int
+    max_eval_results: int  # results one evaluation may ask for (items x models x modes x perturbations)
+    max_visitor_results: int  # results a visitor's session store may hold (public mode)
+    deadline: float  # seconds of work one request may take before it is stopped
+    session_budget: int | None = None
+    client_budget: int | None = None
+    global_budget: int | None = None  # per hour
+    hf_models: tuple[str, ...] = ()  # in public mode, the only local models a visitor may ask
+    allowed_models: tuple[str, ...] = ()  # in public mode, model ids on the server's keys beyond the catalogue
+
+    @classmethod
+    def from_environment(cls, environ: dict[str, str] | None = None) -> Limits:
+        env = os.environ if environ is None else environ
+        public = _public(env)
+        local_items = _whole(env, "PROBE_MAX_ITEMS", default=1_000_000)
+        return cls(
+            public=public,
+            max_items=20_000 if public else local_items,
+            max_values=50 if public else 1_000,
+            max_canvas=2048 if public else 8192,
+            max_text=10_000 if public else 100_000,
+            max_upload_images=4 if public else 16,
+            max_upload_pixels=16_000_000 if public else 40_000_000,
+            max_upload_bytes=(20 if public else 50) * 1024 * 1024,
+            max_eval_results=5_000 if public else local_items,
+            max_visitor_results=5_000,
+            deadline=120.0 if public else 3600.0,
+            session_budget=_whole(env, "PROBE_SESSION_BUDGET"),
+            client_budget=_whole(env, "PROBE_CLIENT_BUDGET"),
+            global_budget=_whole(env, "PROBE_GLOBAL_BUDGET"),
+            hf_models=_listed(env, "PROBE_HF_MODELS"),
+            allowed_models=_listed(env, "PROBE_ALLOWED_MODELS"),
+        )
+
+    # --- checks: each raises a clear LimitExceeded before any work is done -------------------
+
+    def text(self, what: str, value: str | None) -> str:
+        value = value or ""
+        if len(value) > self.max_text:
+            raise LimitExceeded(f"the {what} has {len(value):,} characters; at most {self.max_text:,} are allowed")
+        return value
+
+    def concurrency(self, value: int | None) -> int | None:
+        if value is not None and not 1 <= value <= MAX_CONCURRENCY:
+            raise LimitExceeded(f"concurrency is 1 to {MAX_CONCURRENCY} requests at once per model; {value} asked")
+        return value
+
+    def design(self, what: str, items: int) -> None:
+        if items > self.max_items:
+            hint = "" if self.public else " (PROBE_MAX_ITEMS raises this bound)"
+            raise LimitExceeded(f"{what} would design {items:,} items; at most {self.max_items:,} here{hint}")
+
+    def values(self, name: str, count: int) -> None:
+        if count > self.max_values:
+            raise LimitExceeded(f"--param {name}: {count:,} values; at most {self.max_values:,} per parameter")
+
+    def data(self, data: str | None) -> str | None:
+        """A local data folder (or dataset name): never in public mode, where it would read the
+        server's disk or make it download any dataset."""
+        data = (data or "").strip() or None
+        if data is not None and self.public:
+            raise LimitExceeded("this public playground reads no data folders: use the built-in benchmarks or upload images")
+        return data
+
+    def benchmark(self, benchmark_id: str) -> str:
+        """Benchmark ids naming a server path (`custom:PATH`) are off limits in public mode."""
+        self.text("benchmark id", benchmark_id)
+        if self.public and ":" in benchmark_id:
+            raise LimitExceeded("this public playground runs no folders of the server (custom:PATH): upload images instead")
+        return benchmark_id
+
+    def model(self, model_id: str, catalogue: set[str], own_key: bool) -> str:
+        """In public mode: local models only as the operator lists them (PROBE_HF_MODELS), never
+        a server folder; models on the server's keys only from the catalogue (or
+        PROBE_ALLOWED_MODELS). With a visitor's own key, any model of that provider."""
+        self.text("model id", model_id)
+        if not self.public:
+            return model_id
+        provider, _, name = model_id.partition("/")
+        if provider == "hf":
+            if name not in self.hf_models:
+                listed = ", ".join(f"hf/{m}" for m in self.hf_models) or "none"
+                raise LimitExceeded(f"local models here are only those the operator set up ({listed})")
+            return model_id
+        if not own_key and model_id not in catalogue and model_id not in self.allowed_models:
+            raise LimitExceeded(
+                f"{model_id} is not among this Space's models on its own keys: choose one from the list, "
+                "or paste your own key for that provider"
+            )
+        return model_id
+
+    def evaluation(self, results: int) -> None:
+        if results > self.max_eval_results:
+            raise LimitExceeded(
+                f"this evaluation asks for {results:,} results; at most {self.max_eval_results:,} at once here: "
+                "choose fewer items, models, modes or perturbations"
+            )
+
+
+def _public(env) -> bool:
+    flag = env.get("PROBE_PUBLIC", "").strip()
+    if flag in ("0", "false", "no"):
+        return False
+    if flag in ("1", "true", "yes"):
+        return True
+    if flag:
+        raise UsageError(f"PROBE_PUBLIC={flag!r}: write 1 (public mode) or 0 (local)")
+    return bool(env.get("SPACE_ID"))
+
+
+def _listed(env, name: str) -> tuple[str, ...]:
+    return tuple(entry.strip() for entry in env.get(name, "").split(",") if entry.strip())
+
+
+def _whole(env, name: str, default: int | None = None) -> int | None:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw) if any(c in raw for c in ".eE") else int(raw)
+    except ValueError:
+        raise UsageError(f"{name}={raw!r} is not a whole number of requests (e.g. {name}=200)") from None
+    if not math.isfinite(value) or value != int(value) or value < 0:
+        raise UsageError(f"{name}={raw!r} is not a whole number of requests (e.g. {name}=200)")
+    return int(value)
+
+
+_current: Limits | None = None
+
+
+def current() -> Limits:
+    """The limits of this process, read from the environment once (tests reset with `reload`)."""
+    global _current
+    if _current is None:
+        _current = Limits.from_environment()
+    return _current
+
+
+def reload() -> Limits:
+    global _current
+    _current = None
+    return current()
+
+
+def whole_number(what: str, value: float | int | str | None, low: int, high: int, default: int | None = None) -> int:
+    """A whole number from a form or an API call, within [low, high]; None or "" gives `default`."""
+    if value is None or value == "":
+        if default is None:
+            raise UsageError(f"give the {what}")
+        return default
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise UsageError(f"the {what} must be a whole number") from None
+    if not math.isfinite(number) or number != int(number):
+        raise UsageError(f"the {what} must be a whole number")
+    if not low <= number <= high:
+        raise LimitExceeded(f"the {what} is {low:,} to {high:,}; {number:,.0f} given")
+    return int(number)
