@@ -7,11 +7,27 @@ line widths 0.5 and 1 point on a figure 3.85 inches wide, so 0.7 to 4.2 px).
 
 The layout is a zig-zag: shape i sits half a step right of shape i - 1, on the top row when i is
 even and on the bottom row when i is odd. Each shape crosses its neighbours on the other row
-(two crossings per pair) and keeps a clear gap to its neighbours on its own row. The step and
-the drop between the rows are chosen so that nothing grazes: no crossing lies near a third
-outline, no pentagon corner lies on another pentagon's side, and same-row neighbours never
-touch (the release's own layout lets pentagon corners land exactly on a neighbour's side and
-leaves same-row circles 0.05 diameters apart; see `clearance`).
+(two crossings per pair) and keeps a gap to its neighbours on its own row. The group is centred
+across the canvas, and the top row's centres sit at 0.40 of its height, as in the release.
+
+Spacing, as measured on the released images (`bench/released_geometry.py`), in units of the
+shape's size (circle diameter, pentagon side):
+- circles: same-row neighbours 1.05 apart (centre to centre) and the bottom row 0.50 below the
+  top one, as the release: the rings interlock as deeply (0.27 of a diameter) and same-row
+  neighbours nearly touch (0.05 apart; a third outline passes as near the crossings). That is
+  the paper's difficulty; at the smallest default image (384 px, 1/10, 1 point) it leaves half
+  a pixel of white, so `MIN_WHITE` is 0.5 px.
+- pentagons: same-row neighbours 1.74 apart (the release: 1.72) and the bottom row 0.75 below
+  the top one (the release: 0.945). At the release's drop the bottom row's side corners land
+  exactly on the top row's bottom sides (0.01 sides apart), a touch that is neither a crossing
+  nor a gap, so a careful counter could not tell what is drawn; at 0.75 every corner stays
+  0.18 sides from any crossing and 0.11 from any other outline. 1.74 rather than 1.72 leaves
+  same-row neighbours 0.12 sides apart, enough for the thinnest white between them to survive
+  anti-aliasing (at 1.72, 3 of the 70 default and few-shot images no longer read back their
+  count from the pixels). The spacing is 1.2% off the release's, the logo's vertical centre
+  under 2%.
+The release puts the first shape on the bottom row for odd N (more shapes below); we keep the
+Olympic logo's order (more on top). Neither changes the count or the spacing.
 """
 
 from __future__ import annotations
@@ -27,7 +43,7 @@ from PIL import Image
 from probes.stimuli.raster import blank, stroke_circle, stroke_polyline, to_image
 
 # Bump when the drawing changes: image references (and so cached answers) are keyed by it.
-VERSION = 1
+VERSION = 2  # 2: the release's spacing and vertical placement
 SHAPES = ("circle", "pentagon")
 COLOURS = ("black", "colored")  # the release's names for the two looks
 BLACK = (0, 0, 0)
@@ -49,11 +65,12 @@ PALETTE_NAMES = ("blue", "orange", "green", "red", "purple", "brown", "pink", "o
 POINTS_PER_CANVAS = 3.85 * 72
 # Layout in units of the shape's size (circle diameter, pentagon side): distance between the
 # centres of same-row neighbours, and how far the bottom row sits below the top row.
-STEP = {"circle": 1.2, "pentagon": 1.94}
-DROP = {"circle": 0.55, "pentagon": 0.68}
+STEP = {"circle": 1.05, "pentagon": 1.74}
+DROP = {"circle": 0.50, "pentagon": 0.75}
+TOP_ROW = 0.40  # height of the top row's centres, as a fraction of the canvas (the release)
 RADIUS = {"circle": 0.5, "pentagon": 1 / (2 * math.sin(math.pi / 5))}  # centre to farthest point, sizes
 MARGIN = 0.02  # least white between the outlines and the canvas edge, as a fraction of the canvas
-MIN_WHITE = 2.0  # px of white, besides the strokes, between outlines that do not cross
+MIN_WHITE = 0.5  # px of white, besides the strokes, between outlines that do not cross
 
 
 def pentagon_corners(cx: float, cy: float, side: float) -> list[tuple[float, float]]:
@@ -215,25 +232,27 @@ class OlympicShapes:
         points = np.concatenate(outlines)
         return (*points.min(axis=0), *points.max(axis=0))
 
+    def _shift(self) -> tuple[float, float]:
+        """Where the relative layout's origin goes, px: the group centred across the canvas,
+        the top row's centres at TOP_ROW of its height."""
+        x0, _, x1, _ = self._relative_extent()
+        return self.canvas / 2 - (x0 + x1) / 2 * self.size_px, TOP_ROW * self.canvas
+
     def placed_centres(self) -> list[tuple[float, float]]:
-        """Shape centres in px (x right, y down), the whole group centred on the canvas."""
-        x0, y0, x1, y1 = self._relative_extent()
-        shift_x = self.canvas / 2 - (x0 + x1) / 2 * self.size_px
-        shift_y = self.canvas / 2 - (y0 + y1) / 2 * self.size_px
+        """Shape centres in px (x right, y down)."""
+        shift_x, shift_y = self._shift()
         return [(shift_x + x * self.size_px, shift_y + y * self.size_px) for x, y in centres(self.shape, self.count)]
 
     def extent(self) -> tuple[float, float, float, float]:
         """The outlines' bounding box in px, strokes included: (left, top, right, bottom)."""
         x0, y0, x1, y1 = self._relative_extent()
+        shift_x, shift_y = self._shift()
         half = self.width_px / 2
-        middle_x = (x0 + x1) / 2 * self.size_px
-        middle_y = (y0 + y1) / 2 * self.size_px
-        c = self.canvas / 2
         return (
-            c + x0 * self.size_px - middle_x - half,
-            c + y0 * self.size_px - middle_y - half,
-            c + x1 * self.size_px - middle_x + half,
-            c + y1 * self.size_px - middle_y + half,
+            shift_x + x0 * self.size_px - half,
+            shift_y + y0 * self.size_px - half,
+            shift_x + x1 * self.size_px + half,
+            shift_y + y1 * self.size_px + half,
         )
 
     def outlines(self) -> list[tuple[float, float, tuple[int, int, int]]]:

@@ -2,9 +2,9 @@
 
 N squares are drawn one inside the other, none touching: the outermost with a random side
 (28% to 40% of the canvas) at a random place, each next one 0.75 times the side of the one
-around it at a random offset that leaves white between the two strokes on every side (at
-least 0.8% of the canvas, 8 px at 1000 px, besides the stroke). Black outlines on a white
-1000 px canvas, like the paper's released images.
+around it less 1.93% of the canvas (see below), at a random offset that leaves white between
+the two strokes on every side (at least 0.8% of the canvas, 8 px at 1000 px, besides the
+stroke). Black outlines on a white 1000 px canvas, like the paper's released images.
 
 Parameters (each can be fixed or swept with `--param NAME=V1,V2`):
 - `depth`: N, the number of squares, 2, 3, 4, 5 (the answer; a group);
@@ -15,9 +15,11 @@ Parameters (each can be fixed or swept with `--param NAME=V1,V2`):
 - `seed`: draws a different set (default 0; `generate --seed`).
 
 The paper's design exactly: 4 depths x 3 thicknesses x 10 layouts = 120 images, each asked
-with both released prompts = 240 items. One difference from the release, kept on purpose:
-its images (measured) make each inner square about 0.75 x d - 18 px rather than the stated
-0.75 x d; we follow the paper's stated factor.
+with both released prompts = 240 items. Inner squares as in the released images rather than
+the paper's text: the text says each is 0.75 of the one around it, but every released image
+(measured in `bench/released_geometry.py`) makes it 0.75 x d - 19.3 px at 1000 px (a matplotlib
+"padding" of 0.75 of its 30 axis units), so an inner square is 0.56 to 0.69 of its outer one,
+about 0.67 on average, not 0.75. We draw 0.75 x d - 0.0193 x canvas (`SHRINK`, `PADDING`).
 Ground truth: the number of squares drawn; the stimulus checks on creation that each lies
 strictly inside the one before with white between the strokes, and the design redraws any
 layout with less white than the minimum. Answers 2..5, chance 25%.
@@ -38,7 +40,10 @@ from probes.core.registry import register
 from probes.core.types import AnswerKind
 from probes.stimuli.nested_squares import POINTS_PER_CANVAS, NestedSquares
 
-SHRINK = 0.75  # each square's side is 0.75 of the one around it (the paper)
+# Each square's side is SHRINK times the one around it less PADDING (a fraction of the canvas):
+# the release's rule, measured on its images (0.75 x d - 19.3 px at 1000 px).
+SHRINK = 0.75
+PADDING = 0.0193
 OUTER_SIDE = (0.28, 0.40)  # outermost side, as a fraction of the canvas
 REGION = (0.18, 0.82)  # the outermost square lies within this band in x and y, as in the release
 MIN_WHITE = 0.008  # least white between two squares' strokes, as a fraction of the canvas
@@ -55,7 +60,7 @@ def draw_squares(depth: int, thickness: float, canvas: int, key: str) -> NestedS
         squares = [(rng.uniform(REGION[0], REGION[1] - side), rng.uniform(REGION[0], REGION[1] - side), side)]
         for _ in range(depth - 1):
             left, top, side = squares[-1]
-            inner = side * SHRINK
+            inner = side * SHRINK - PADDING
             slack = side - inner - 2 * least
             if slack < 0:
                 break

@@ -27,11 +27,13 @@ of canvas, N, size and thickness in their lists. So 30 black and 30 coloured ima
 canvas, 6 / 6 per N, 15 / 15 per size and per thickness. Sweeping `colour=black` gives an
 all-black set; a single-valued list fixes it.
 
-Layout. The release places the bottom row so that pentagon corners land exactly on the sides of
-the pentagons above and same-row circles almost touch (0.05 diameters apart); here same-row
-neighbours keep 0.2 diameters (circles) or 0.32 sides (pentagons) apart and every crossing lies
-at least 0.2 sizes from a third outline or a corner (see `probes.stimuli.olympic.clearance`),
-otherwise the look is the release's (two rows, half a step apart, thin strokes, tab10).
+Layout, as measured on the release (`bench/released_geometry.py`): the top row's centres at
+0.40 of the height, the group centred across; circles 1.05 diameters apart on a row with the
+bottom row half a diameter lower, exactly as released (rings interlocking 0.27 of a diameter
+deep, same-row neighbours nearly touching); pentagons 1.74 sides apart (released: 1.72) with
+the bottom row 0.75 sides lower (released: 0.945, where corners land exactly on the sides of
+the pentagons above: see `probes.stimuli.olympic` for why we do not). Otherwise the look is the
+release's (two rows, half a step apart, thin strokes, tab10).
 Ground truth: the number of outlines drawn. Answers 5..9, chance 20%.
 Groups: count (N), canvas, size, thickness, colour, prompt (the paper reports per shape).
 Source: Rahmanzadehgervi et al., Vision language models are blind (2024), seed 002.
