@@ -85,6 +85,15 @@ CASES = {
 }  # fmt: skip
 
 
+# Every illusion family is a two-alternative choice labelled a/b, as illusion/mueller-lyer above.
+for _family in ("ponzo", "ebbinghaus", "delboeuf", "vertical-horizontal", "zoellner", "poggendorff"):
+    CASES[f"illusion/{_family}"] = (
+        [{"response": "Answer: b", "target": "second", "options": ["first", "second"]}],
+        [1],
+        [True],
+    )
+
+
 @pytest.mark.parametrize("benchmark_id", list(CASES))
 def test_a_standalone_record_is_read_with_the_benchmarks_own_kind_and_labels(tmp_path, store, benchmark_id):
     records, parsed, correct = CASES[benchmark_id]
