@@ -1,9 +1,19 @@
 """Local vision-language models through transformers: AutoProcessor + AutoModelForImageTextToText.
 
-One loaded copy per model, shared by every caller in the process and loaded on first use;
-generation runs on that model's worker thread (models/hf_worker.py), which batches the requests
-waiting for it, so the event loop (and the Gradio server) stays responsive. torch and
-transformers are imported only here, only when a local model is first asked something.
+One loaded copy per model, shared by every caller in the process and loaded on first use, at
+most PROBE_MAX_LOCAL_MODELS at once (models/hf_pool.py evicts the least recently used idle
+one); generation runs on that model's worker thread (models/hf_worker.py), which batches the
+requests waiting for it, so the event loop (and the Gradio server) stays responsive, and inside
+`spaces.GPU` on ZeroGPU Spaces (models/hf_zerogpu.py). torch and transformers are imported only
+when a local model is first asked something.
+
+Before a model is asked, `notes()` and `download_size()` say what its first use will fetch
+(the Hub's file listing, models/hf_hub.py); while it loads, `loading_progress()` (or
+`models.hf_progress.subscribe`) says how far it is. Offline, a model whose weights are not in
+the cache is unavailable at once, with the reason, instead of failing after minutes of retries.
+
+A processor whose video half cannot be loaded (Qwen2.5-VL's needs torchvision) is loaded
+without it: the same processor class, images and text only, which is all a probe sends.
 """
 
 from __future__ import annotations
@@ -11,20 +21,23 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import importlib.util
-import os
+import json
 import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from models import hf_hub, hf_progress, hf_zerogpu
 from models.base import Backend
+from models.hf_pool import Pool, max_loaded
+from models.hf_progress import LoadingProgress, size_text
 from models.hf_worker import MAX_BATCH, ModelWorker
 from models.types import GenerateConfig, ImagePart, Message, Output, TextPart, Unavailable
 
-_loaded: dict[str, ModelWorker] = {}
+_pool = Pool()
 _failures: dict[str, tuple[float, str]] = {}  # source -> (when, why) of its last failed load
-_loading_lock = threading.Lock()
+_failures_lock = threading.Lock()
 RETRY_LOAD_AFTER = 60.0  # seconds
 
 
@@ -40,6 +53,9 @@ class HFBackend(Backend):
         return self.source.startswith((".", "/", "~")) or Path(self.source).expanduser().is_dir()
 
     def check(self) -> None:
+        """Unavailable when it cannot load here: packages missing, no model in the folder, or (for
+        a Hub id not in the cache) the Hub unreachable, or no such model there. Asks the Hub at
+        most once per id (its listing is kept) and never sends the model anything."""
         missing = [name for name in ("torch", "transformers") if importlib.util.find_spec(name) is None]
         if missing:
             raise Unavailable(f"local models need {' and '.join(missing)}: pip install -r requirements.txt")
@@ -48,57 +64,203 @@ class HFBackend(Backend):
             if not (folder / "config.json").is_file():
                 raise Unavailable(f"no model in {folder}: expected a config.json saved by save_pretrained")
             return
-        if not _in_hub_cache(self.source) and os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0"):
-            raise Unavailable(f"weights of {self.source} are not in the local cache and HF_HUB_OFFLINE is set")
+        if _pool.worker(self.source) is not None or hf_hub.cached_folder(self.source) is not None:
+            return
+        if hf_hub.listing(self.source) is None:  # raises for an unknown or gated id
+            raise Unavailable(_not_downloaded(self.source, hf_hub.reachable()[1]))
+
+    def download_size(self) -> int | None:
+        """Bytes the first use still has to download: 0 when the weights are here, None when
+        that cannot be known (the Hub unreachable)."""
+        if self._is_local() or hf_hub.cached_folder(self.source) is not None:
+            return 0
+        try:
+            found = hf_hub.listing(self.source)
+        except Unavailable:
+            return None
+        return hf_hub.missing_bytes(found) if found else None
+
+    def weights_size(self) -> int | None:
+        """Bytes of the model's files (local folder, cache or, before download, the Hub's listing)."""
+        folder = self._folder_here()
+        if folder is not None:
+            return hf_hub.folder_size(folder)
+        try:
+            found = hf_hub.listing(self.source)
+        except Unavailable:
+            return None
+        return found.size if found else None
 
     def notes(self) -> str:
+        folder = self._folder_here()
+        if folder is not None:
+            where = "local folder" if self._is_local() else "Hugging Face cache"
+            return f"weights present ({where}, {size_text(hf_hub.folder_size(folder))})"
+        try:
+            found = hf_hub.listing(self.source)
+        except Unavailable as exc:
+            return str(exc)
+        if found is None:
+            return "not downloaded"
+        return f"downloads {size_text(hf_hub.missing_bytes(found))} on first use"
+
+    def _folder_here(self) -> Path | None:
         if self._is_local():
-            return "weights present (local folder)"
-        if _in_hub_cache(self.source):
-            return "weights present (Hugging Face cache)"
-        return "weights download on first use"
+            folder = Path(self.source).expanduser()
+            return folder if folder.is_dir() else None
+        return hf_hub.cached_folder(self.source)
+
+    def loading_progress(self) -> LoadingProgress:
+        """Where this model's loading is: idle, waiting for room, downloading (bytes), loading
+        (tensors), ready, failed or evicted. Cheap: the UI may poll it."""
+        state = hf_progress.progress(self.source)
+        if _pool.worker(self.source) is not None and not state.busy:
+            return LoadingProgress(self.source, "ready", message="loaded", updated=state.updated)
+        return state
 
     async def generate(self, messages: Sequence[Message], config: GenerateConfig) -> Output:
-        self.check()
-        worker = await asyncio.to_thread(self._load)
-        settings: dict[str, Any] = {"max_new_tokens": config.max_tokens}
-        if config.temperature > 0:
-            settings.update(do_sample=True, temperature=config.temperature)
-        else:
-            settings.update(do_sample=False, temperature=None, top_p=None, top_k=None)
-        conversation = await asyncio.to_thread(lambda: [_to_hf(m) for m in messages])
-        return await asyncio.wrap_future(worker.submit(conversation, settings))
+        lease = await _pool.lease_async(self.source, _Loader(self))
+        try:
+            settings: dict[str, Any] = {"max_new_tokens": config.max_tokens}
+            if config.temperature > 0:
+                settings.update(do_sample=True, temperature=config.temperature)
+            else:
+                settings.update(do_sample=False, temperature=None, top_p=None, top_k=None)
+            conversation = await asyncio.to_thread(lambda: [_to_hf(m) for m in messages])
+            future = lease.worker.submit(conversation, settings)
+        except BaseException:
+            lease.release()
+            raise
+        # Held until the reply is out, even if this caller stops waiting: the model is not
+        # evicted under a request its worker is answering.
+        future.add_done_callback(lambda _: lease.release())
+        return await asyncio.wrap_future(future)
 
     def warm_up(self) -> None:
         """Load the weights now (blocking), so a run fails before it starts if they cannot be."""
         self._load()
 
     def _load(self) -> ModelWorker:
-        with _loading_lock:
-            if self.source not in _loaded:
-                failed = _failures.get(self.source)
-                if failed and time.monotonic() - failed[0] < RETRY_LOAD_AFTER:
-                    raise Unavailable(failed[1])
-                try:
-                    _loaded[self.source] = self._load_fresh()
-                except Unavailable as exc:
-                    # Loading can take minutes to fail (the Hub client retries); every item of a
-                    # run must not pay that again.
-                    _failures[self.source] = (time.monotonic(), str(exc))
-                    raise
-            return _loaded[self.source]
+        with _pool.lease(self.source, _Loader(self)) as lease:
+            return lease.worker
 
-    def _load_fresh(self) -> ModelWorker:
+
+class _Loader:
+    """Finds or downloads the files (no memory needed), then reads them into memory."""
+
+    def __init__(self, backend: HFBackend):
+        self.backend = backend
+        self.source = backend.source
+
+    def prepare(self) -> Path:
+        with _failures_lock:
+            failed = _failures.get(self.source)
+        if failed and time.monotonic() - failed[0] < RETRY_LOAD_AFTER:
+            raise Unavailable(failed[1])
         try:
-            from transformers import AutoModelForImageTextToText, AutoProcessor
+            self.backend.check()
+            max_loaded()  # a limit that does not parse fails the load, not the room-making
+            return self._files()
+        except Unavailable as exc:
+            self._failed(str(exc))
+            raise
 
-            source = str(Path(self.source).expanduser()) if self._is_local() else self.source
-            processor = AutoProcessor.from_pretrained(source)
-            model = AutoModelForImageTextToText.from_pretrained(source, device_map="auto", dtype="auto")
+    def _files(self) -> Path:
+        if self.backend._is_local():
+            return Path(self.source).expanduser()
+        folder = hf_hub.cached_folder(self.source)
+        if folder is not None:
+            return folder
+        found = hf_hub.listing(self.source)
+        if found is None:
+            raise Unavailable(_not_downloaded(self.source, hf_hub.reachable()[1]))
+        missing = hf_hub.missing_bytes(found)
+        hf_progress.report(self.source, "downloading", f"downloading {size_text(missing)}", 0, missing)
+        return hf_hub.download(found)
+
+    def load(self, folder: Path) -> ModelWorker:
+        hf_progress.report(self.source, "loading", "loading weights")
+        try:
+            from transformers import AutoModelForImageTextToText
+
+            with hf_progress.count_weights_loaded(self.source):
+                processor = load_processor(folder)
+                model = AutoModelForImageTextToText.from_pretrained(
+                    str(folder), dtype="auto", **hf_zerogpu.load_kwargs()
+                )
+            model.eval()
         except Exception as exc:
-            raise Unavailable(f"{self.model_id} could not be loaded: {type(exc).__name__}: {exc}") from None
-        model.eval()
-        return ModelWorker(self.model_id, processor, model)
+            why = f"{self.backend.model_id} could not be loaded: {type(exc).__name__}: {exc}"
+            self._failed(why)
+            raise Unavailable(why) from None
+        return ModelWorker(self.backend.model_id, processor, model, folder=str(folder))
+
+    def _failed(self, why: str) -> None:
+        # Loading can take long to fail; every item of a run must not pay that again.
+        with _failures_lock:
+            _failures[self.source] = (time.monotonic(), why)
+        hf_progress.report(self.source, "failed", why)
+
+
+def load_processor(folder: Path) -> Any:
+    """AutoProcessor; without torchvision, a processor whose video part needs it is built for
+    images and text alone (the same class, minus its video processor)."""
+    from transformers import AutoProcessor
+
+    try:
+        return AutoProcessor.from_pretrained(str(folder))
+    except (ImportError, OSError) as exc:
+        # Without torchvision: an ImportError naming it, or (for a folder saved without a video
+        # processor) an OSError about the video processor's missing config.
+        if "torchvision" not in str(exc).lower() and "video processor" not in str(exc).lower():
+            raise
+    return _image_only(_processor_class(folder)).from_pretrained(str(folder))
+
+
+def _processor_class(folder: Path) -> type:
+    import transformers
+    from transformers.models.auto.processing_auto import PROCESSOR_MAPPING_NAMES
+
+    name = None
+    for file in ("processor_config.json", "preprocessor_config.json"):
+        try:
+            name = json.loads((folder / file).read_text()).get("processor_class")
+        except (OSError, ValueError):
+            continue
+        if name:
+            break
+    if not name:
+        model_type = json.loads((folder / "config.json").read_text()).get("model_type")
+        name = PROCESSOR_MAPPING_NAMES.get(model_type)
+    processor = getattr(transformers, name or "", None)
+    if processor is None:
+        raise ImportError(f"no processor class known for {folder} without torchvision")
+    return processor
+
+
+def _image_only(base: type) -> type:
+    """`base` with no video processor: ProcessorMixin takes its parts from __init__'s signature."""
+
+    def __init__(
+        self: Any, image_processor: Any = None, tokenizer: Any = None, chat_template: Any = None, **kwargs: Any
+    ):
+        base.__init__(
+            self,
+            image_processor=image_processor,
+            tokenizer=tokenizer,
+            video_processor=None,
+            chat_template=chat_template,
+            **kwargs,
+        )
+
+    return type(f"{base.__name__}ImagesOnly", (base,), {"__init__": __init__})
+
+
+def _not_downloaded(source: str, why: str) -> str:
+    return (
+        f"the weights of {source} are not downloaded here and {why}: connect to the internet "
+        "(or unset HF_HUB_OFFLINE) once to fetch them, or name a local folder saved by save_pretrained"
+    )
 
 
 def _to_hf(message: Message) -> dict[str, Any]:
@@ -111,13 +273,19 @@ def _to_hf(message: Message) -> dict[str, Any]:
     return {"role": message.role, "content": content}
 
 
-def _in_hub_cache(repo_id: str) -> bool:
-    try:
-        from huggingface_hub import try_to_load_from_cache
-    except ImportError:
-        return False
-    found = try_to_load_from_cache(repo_id, "config.json")
-    return isinstance(found, str)
+def loaded_models() -> list[str]:
+    """Model ids loaded in this process now, least recently used first."""
+    return [f"hf/{source}" for source in _pool.loaded()]
+
+
+def loading_progress(model_id: str) -> LoadingProgress:
+    """Progress by model id (`hf/org/name` or `hf/FOLDER`), for callers that hold no backend."""
+    return HFBackend(model_id, model_id.removeprefix("hf/")).loading_progress()
+
+
+def evict_idle() -> list[str]:
+    """Unload every local model nobody is using now; returns the model ids unloaded."""
+    return [f"hf/{source}" for source in _pool.evict_idle()]
 
 
 def _fingerprint(source: str) -> str:

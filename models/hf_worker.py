@@ -1,10 +1,18 @@
 """One worker thread per loaded local model: it takes the requests waiting for that model and
 answers them in batches (padded on the left, greedy), so a run's concurrent requests share one
 forward pass instead of queueing one by one. A batch that fails as a batch is answered one
-request at a time, so a model that cannot batch still answers."""
+request at a time, so a model that cannot batch still answers.
+
+Generation goes through models/hf_zerogpu.py, which runs it inside `spaces.GPU` on ZeroGPU and
+calls `model.generate` directly anywhere else. Each batch runs in the context of its first
+request (contextvars), so ZeroGPU counts the GPU time against the visitor who asked.
+`stop()` ends the thread once the queue is empty and lets go of the model, so an evicted model's
+memory can be freed.
+"""
 
 from __future__ import annotations
 
+import contextvars
 import threading
 import time
 from collections import deque
@@ -12,7 +20,8 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
-from models.types import Output, ProviderError, Usage
+from models import hf_zerogpu
+from models.types import Output, ProviderError, Unavailable, Usage
 
 MAX_BATCH = 8
 GATHER_SECONDS = 0.01  # how long a new batch waits for companions once the worker is free
@@ -23,41 +32,57 @@ class _Request:
     conversation: list[dict[str, Any]]
     settings: dict[str, Any]  # generate() keyword arguments; only equal settings share a batch
     future: Future = field(default_factory=Future)
+    context: contextvars.Context = field(default_factory=contextvars.copy_context)
 
 
 class ModelWorker:
-    def __init__(self, model_id: str, processor: Any, model: Any, max_batch: int = MAX_BATCH):
+    def __init__(self, model_id: str, processor: Any, model: Any, max_batch: int = MAX_BATCH, folder: str = ""):
         self.model_id = model_id
+        self.folder = folder  # where the weights are on disk (a ZeroGPU process may load them again)
         self.processor = processor
         self.model = model
         self.max_batch = max_batch
         self.batch_sizes: list[int] = []  # what the worker actually did, for tests and benches
         self._queue: deque[_Request] = deque()
         self._ready = threading.Condition()
+        self._stopping = False
         # Left padding: every row's prompt ends where generation starts.
         tokenizer = getattr(processor, "tokenizer", None)
         if tokenizer is not None:
             tokenizer.padding_side = "left"
-        threading.Thread(target=self._serve, name=f"hf-worker:{model_id}", daemon=True).start()
+        self._key = f"{model_id}@{id(self)}"
+        hf_zerogpu.register(self._key, model)
+        self.thread = threading.Thread(target=self._serve, name=f"hf-worker:{model_id}", daemon=True)
+        self.thread.start()
 
     def submit(self, conversation: list[dict[str, Any]], settings: dict[str, Any]) -> Future:
         request = _Request(conversation, settings)
         with self._ready:
+            if self._stopping:
+                raise Unavailable(f"{self.model_id} was unloaded to make room for another model: ask again")
             self._queue.append(request)
             self._ready.notify()
         return request.future
 
+    def stop(self) -> None:
+        """Answer what is queued, then end the thread and drop the model and processor."""
+        with self._ready:
+            self._stopping = True
+            self._ready.notify_all()
+
     def _serve(self) -> None:
         while True:
             batch = self._next_batch()
+            if not batch:
+                break
             started = time.perf_counter()
             try:
-                outputs = self._generate(batch)
+                outputs = batch[0].context.run(self._generate, batch)
             except Exception:  # noqa: BLE001 - this model cannot batch these: one at a time
                 outputs = []
                 for request in batch:
                     try:
-                        outputs += self._generate([request])
+                        outputs += request.context.run(self._generate, [request])
                     except Exception as exc:  # noqa: BLE001 - a failure belongs to its request
                         outputs.append(
                             ProviderError(f"{self.model_id}: generation failed: {type(exc).__name__}: {exc}")
@@ -69,11 +94,15 @@ class ModelWorker:
                 else:
                     text, used = output
                     request.future.set_result(Output(text=text, latency=latency, usage=used))
+        hf_zerogpu.unregister(self._key)
+        self.model = self.processor = None  # the last references this worker holds
 
     def _next_batch(self) -> list[_Request]:
         with self._ready:
-            while not self._queue:
+            while not self._queue and not self._stopping:
                 self._ready.wait()
+            if not self._queue:
+                return []
             self._ready.wait(timeout=GATHER_SECONDS)  # let the other waiting requests arrive
             first = self._queue.popleft()
             batch = [first]
@@ -95,8 +124,8 @@ class ModelWorker:
             return_dict=True,
             return_tensors="pt",
             **({"processor_kwargs": {"padding": True}} if len(batch) > 1 else {}),
-        ).to(self.model.device)
-        output = self.model.generate(**inputs, **batch[0].settings)
+        )
+        output = hf_zerogpu.generate(self._key, self.folder, self.model, inputs, batch[0].settings)
         prompt_length = inputs["input_ids"].shape[1]
         pad = getattr(self.model.generation_config, "pad_token_id", None)
         results = []

@@ -4,7 +4,7 @@ import asyncio
 
 import pytest
 
-from models import hf_backend
+from models import hf_backend, hf_progress
 from models.registry import create, describe
 from models.types import GenerateConfig, ImagePart, Unavailable, assistant, user
 from tests.conftest import shapes_image
@@ -33,7 +33,8 @@ def test_one_loaded_copy_is_shared_by_every_backend_of_a_model(tiny_vlm):
     asyncio.run(a.generate([user("hello")], GenerateConfig(max_tokens=2)))
     asyncio.run(b.generate([user("hello")], GenerateConfig(max_tokens=2)))
     assert a._load() is b._load()
-    assert list(hf_backend._loaded).count(str(tiny_vlm)) == 1
+    assert hf_backend.loaded_models().count(f"hf/{tiny_vlm}") == 1
+    assert a.loading_progress().stage == "ready"
 
 
 def test_different_images_give_different_answers(tiny_vlm):
@@ -52,21 +53,23 @@ def test_a_folder_without_a_model_is_unavailable(tmp_path):
         create(f"hf/{tmp_path}").check()
 
 
-def test_hub_model_not_cached_while_offline_is_unavailable(monkeypatch):
+def test_hub_model_not_cached_while_offline_is_unavailable(monkeypatch, tmp_path):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path))
     info = describe("hf/HuggingFaceTB/SmolVLM-256M-Instruct")
     assert not info.available and "HF_HUB_OFFLINE" in info.reason
+    backend = create("hf/HuggingFaceTB/SmolVLM-256M-Instruct")
+    assert backend.notes() == "not downloaded" and backend.download_size() is None
+    with pytest.raises(Unavailable, match="not downloaded here and HF_HUB_OFFLINE is set"):
+        asyncio.run(backend.generate([user("hi")], GenerateConfig()))
+    hf_backend._failures.clear()
 
 
-def test_hub_model_online_will_download(monkeypatch):
-    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-    info = describe("hf/HuggingFaceTB/SmolVLM-256M-Instruct")
-    assert info.available and "download" in info.reason
-
-
-def test_local_folder_is_listed_as_present(tiny_vlm):
+def test_local_folder_is_listed_as_present_with_its_size(tiny_vlm):
     info = describe(f"hf/{tiny_vlm}")
-    assert info.available and "present" in info.reason
+    size = sum(file.stat().st_size for file in tiny_vlm.iterdir())
+    assert info.available and info.reason == f"weights present (local folder, {hf_progress.size_text(size)})"
+    assert create(f"hf/{tiny_vlm}").download_size() == 0
 
 
 def test_a_failed_load_is_remembered_so_a_run_does_not_retry_it_per_item(tmp_path, monkeypatch):
@@ -76,8 +79,9 @@ def test_a_failed_load_is_remembered_so_a_run_does_not_retry_it_per_item(tmp_pat
     backend = create(f"hf/{broken}")
     with pytest.raises(Unavailable, match="could not be loaded"):
         backend.warm_up()
+    assert backend.loading_progress().stage == "failed"
     calls = []
-    monkeypatch.setattr(type(backend), "_load_fresh", lambda self: calls.append(1))
+    monkeypatch.setattr(hf_backend._Loader, "load", lambda self, folder: calls.append(1))
     with pytest.raises(Unavailable, match="could not be loaded"):
         asyncio.run(backend.generate([user("hi")], GenerateConfig()))
     assert calls == []
