@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import base64
 import importlib.util
 import io
 import os
@@ -15,6 +14,8 @@ from PIL import Image
 
 from models.base import Backend, LoopLocal, redact
 from models.types import (
+    PNG_FAST,
+    EncodedImage,
     GenerateConfig,
     ImagePart,
     Message,
@@ -32,6 +33,8 @@ MAX_SIDE_MANY_IMAGES = 2000  # the API's limit per side when a request holds mor
 
 
 class AnthropicBackend(Backend):
+    image_encoding = PNG_FAST  # what images are sent as (unless a file goes as it is)
+
     def __init__(
         self,
         model_id: str,
@@ -121,20 +124,29 @@ def _to_anthropic(message: Message, max_side: int) -> dict[str, Any]:
 
 
 def encode_within_limits(part: ImagePart, max_side: int = MAX_SIDE) -> tuple[str, str]:
-    """PNG when it fits; otherwise shrink to the side limit, then JPEG, then smaller JPEGs."""
-    image = part.rgb
-    if max(image.size) <= max_side:
-        data = base64.b64encode(part.png_bytes).decode("ascii")
-        if len(data) <= MAX_BASE64_BYTES:
-            return "image/png", data
+    """The file's own bytes or our PNG when they fit; otherwise shrink to the side limit, then
+    JPEG, then smaller JPEGs. Whatever is encoded is kept in the image cache by content hash
+    and limit, so a later request for the same image encodes nothing."""
+    for candidate in (part.as_file(), part.png()):
+        if candidate is not None and _fits(candidate, max_side):
+            return candidate.media_type, candidate.base64()
+    shrunk = part.encoded_as(f"anthropic-{max_side}", lambda p: _shrink(p.rgb, max_side))
+    return shrunk.media_type, shrunk.base64()
+
+
+def _fits(image: EncodedImage, max_side: int) -> bool:
+    return max(image.width, image.height) <= max_side and image.base64_length <= MAX_BASE64_BYTES
+
+
+def _shrink(image: Image.Image, max_side: int) -> bytes:
     image = _fit(image, max_side)
-    data = _b64(image, "PNG")
-    if len(data) <= MAX_BASE64_BYTES:
-        return "image/png", data
+    data = _encode(image, "PNG")
+    if 4 * ((len(data) + 2) // 3) <= MAX_BASE64_BYTES:
+        return data
     while True:
-        data = _b64(image, "JPEG")
-        if len(data) <= MAX_BASE64_BYTES:
-            return "image/jpeg", data
+        data = _encode(image, "JPEG")
+        if 4 * ((len(data) + 2) // 3) <= MAX_BASE64_BYTES:
+            return data
         image = image.resize((max(1, image.width * 3 // 4), max(1, image.height * 3 // 4)), Image.Resampling.LANCZOS)
 
 
@@ -146,10 +158,10 @@ def _fit(image: Image.Image, max_side: int) -> Image.Image:
     return image.resize(size, Image.Resampling.LANCZOS)
 
 
-def _b64(image: Image.Image, fmt: str) -> str:
+def _encode(image: Image.Image, fmt: str) -> bytes:
     buffer = io.BytesIO()
     if fmt == "JPEG":
         image.save(buffer, format="JPEG", quality=90)
     else:
         image.save(buffer, format="PNG", compress_level=6)
-    return base64.b64encode(buffer.getvalue()).decode("ascii")
+    return buffer.getvalue()

@@ -4,7 +4,6 @@ compatible endpoint) through the official `openai` SDK and a `base_url`."""
 from __future__ import annotations
 
 import asyncio
-import base64
 import importlib.util
 import os
 import time
@@ -13,6 +12,8 @@ from typing import Any
 
 from models.base import Backend, LoopLocal, redact
 from models.types import (
+    PNG_FAST,
+    EncodedImage,
     GenerateConfig,
     ImagePart,
     Message,
@@ -24,9 +25,12 @@ from models.types import (
 )
 
 OPENAI_DEFAULT_URL = "https://api.openai.com/v1"
+MAX_FILE_BYTES = 20 * 1024 * 1024  # a file sent as it is stays under OpenAI's limit per image
 
 
 class OpenAIBackend(Backend):
+    image_encoding = PNG_FAST  # what images are sent as (unless a file goes as it is)
+
     def __init__(
         self,
         model_id: str,
@@ -78,8 +82,13 @@ class OpenAIBackend(Backend):
 
         self.check()
         client = self._clients.get()
-        # Encoding images is CPU work: off the event loop, so other requests keep flowing.
-        encoded = await asyncio.to_thread(lambda: [_to_openai(m) for m in messages])
+        # Drawing, decoding or encoding images is work for a thread, off the event loop, so other
+        # requests keep flowing; bytes already at hand (encoded earlier, in the image cache) are
+        # read here, as a plain loop reading files would.
+        if all(part.at_hand(PNG_FAST) for message in messages for part in message.images):
+            encoded = [_to_openai(m) for m in messages]
+        else:
+            encoded = await asyncio.to_thread(lambda: [_to_openai(m) for m in messages])
         request: dict[str, Any] = {
             "model": self.model,
             "messages": encoded,
@@ -125,8 +134,16 @@ def _to_openai(message: Message) -> dict[str, Any]:
         if isinstance(part, TextPart):
             content.append({"type": "text", "text": part.text})
         elif isinstance(part, ImagePart):
-            data = base64.b64encode(part.png_bytes).decode("ascii")
-            content.append(
-                {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{data}", "detail": part.detail}}
-            )
+            image = _sendable(part)
+            url = f"data:{image.media_type};base64,{image.base64()}"
+            content.append({"type": "image_url", "image_url": {"url": url, "detail": part.detail}})
     return {"role": "user", "content": content}
+
+
+def _sendable(part: ImagePart) -> EncodedImage:
+    """A file's own bytes when they are fit to send (PNG or JPEG, under the size limit), else
+    our PNG (kept in the image cache by content hash, so it is encoded once per store)."""
+    file = part.as_file()
+    if file is not None and len(file.data) <= MAX_FILE_BYTES:
+        return file
+    return part.png()

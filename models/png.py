@@ -1,4 +1,5 @@
-"""A lean PNG encoder for 8-bit RGB: no row filters, one deflate stream.
+"""A lean PNG encoder for 8-bit RGB: no row filters, one deflate stream; and reading an encoded
+image's type and size from its first bytes.
 
 Pillow's encoder tries every PNG row filter on every row; on the mostly flat stimuli we send
 that costs about 2.4x the time of this encoder (bench: 26 ms against 11 ms for a 1155 px
@@ -7,6 +8,7 @@ image) for files of the same size. Any PNG decoder reads the result.
 
 from __future__ import annotations
 
+import io
 import struct
 import zlib
 
@@ -14,6 +16,8 @@ import numpy as np
 from PIL import Image
 
 _SIGNATURE = b"\x89PNG\r\n\x1a\n"
+_JPEG = b"\xff\xd8\xff"
+_BLOCK_BYTES = 512 * 1024  # rows handed to zlib at a time
 
 
 def _chunk(kind: bytes, data: bytes) -> bytes:
@@ -23,14 +27,53 @@ def _chunk(kind: bytes, data: bytes) -> bytes:
 def encode_rgb_png(image: Image.Image, level: int = 1) -> bytes:
     if image.mode != "RGB":
         raise ValueError(f"encode_rgb_png takes RGB images, got {image.mode}")
-    pixels = np.asarray(image)
-    height, width = pixels.shape[:2]
-    rows = np.zeros((height, width * 3 + 1), dtype=np.uint8)  # column 0: filter type 0 (none)
-    rows[:, 1:] = pixels.reshape(height, width * 3)
+    return encode_rgb_pixels(image.tobytes(), image.width, image.height, level)
+
+
+def encode_rgb_pixels(pixels: bytes, width: int, height: int, level: int = 1) -> bytes:
+    """A PNG of raw 8-bit RGB rows (`Image.tobytes()` of an RGB image): callers that already
+    hold those bytes (to hash them) encode without copying the image out of Pillow again."""
+    stride = width * 3
+    if len(pixels) != stride * height:
+        raise ValueError(f"{len(pixels)} bytes are not {width} x {height} RGB pixels")
+    source = np.frombuffer(pixels, dtype=np.uint8).reshape(height, stride)
+    # Rows go to zlib a block at a time, each behind its filter byte (0: none), through one
+    # small buffer: no second copy of the whole image (about 4 MB at 1155 px) is made.
+    block = max(1, min(height, _BLOCK_BYTES // (stride + 1)))
+    rows = np.zeros((block, stride + 1), dtype=np.uint8)
+    deflate = zlib.compressobj(level)
+    compressed = []
+    for start in range(0, height, block):
+        count = min(block, height - start)
+        rows[:count, 1:] = source[start : start + count]
+        compressed.append(deflate.compress(rows[:count]))
+    compressed.append(deflate.flush())
     header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)  # 8-bit, truecolour
-    return (
-        _SIGNATURE
-        + _chunk(b"IHDR", header)
-        + _chunk(b"IDAT", zlib.compress(rows.tobytes(), level))
-        + _chunk(b"IEND", b"")
-    )
+    return _SIGNATURE + _chunk(b"IHDR", header) + _chunk(b"IDAT", b"".join(compressed)) + _chunk(b"IEND", b"")
+
+
+def media_type(data: bytes) -> str | None:
+    """'image/png' or 'image/jpeg' from the first bytes, or None for anything else."""
+    if data.startswith(_SIGNATURE):
+        return "image/png"
+    if data.startswith(_JPEG):
+        return "image/jpeg"
+    return None
+
+
+def image_size(data: bytes) -> tuple[int, int]:
+    """(width, height) of a PNG (from its IHDR) or JPEG (its header, parsed by Pillow without
+    decoding a pixel)."""
+    if data.startswith(_SIGNATURE) and data[12:16] == b"IHDR":
+        width, height = struct.unpack(">II", data[16:24])
+        return width, height
+    with Image.open(io.BytesIO(data)) as image:
+        return image.size
+
+
+def is_complete(data: bytes) -> bool:
+    """Whether encoded bytes end as a whole PNG or JPEG does (a file cut short does not)."""
+    kind = media_type(data)
+    if kind == "image/png":
+        return data.endswith(_chunk(b"IEND", b""))
+    return kind == "image/jpeg" and data.endswith(b"\xff\xd9")

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cached_property
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from PIL import Image
 
-from models.png import encode_rgb_png
+from models.png import encode_rgb_pixels, image_size, media_type
 
 Role = Literal["system", "user", "assistant"]
 
@@ -20,34 +21,95 @@ class TextPart:
     text: str
 
 
+class EncodedImages(Protocol):
+    """Where encoded images outlive one request (the runner's image cache beside its store)."""
+
+    def fetch(self, key: str, make: Callable[[], bytes]) -> bytes:
+        """The bytes kept under `key`; on a miss `make()` them, keep them and return them."""
+        ...
+
+    def holds(self, key: str) -> bool:
+        """Whether `fetch(key, ...)` would find the bytes without making them."""
+        ...
+
+
+@dataclass(frozen=True)
+class EncodedImage:
+    """An image as a provider receives it: PNG or JPEG bytes, their type and pixel size."""
+
+    data: bytes
+    media_type: str  # image/png or image/jpeg
+    width: int
+    height: int
+
+    @classmethod
+    def of(cls, data: bytes) -> EncodedImage:
+        kind = media_type(data)
+        if kind is None:
+            raise ValueError("not PNG or JPEG bytes")
+        return cls(data, kind, *image_size(data))
+
+    @property
+    def base64_length(self) -> int:
+        return 4 * ((len(self.data) + 2) // 3)
+
+    def base64(self) -> str:
+        return base64.b64encode(self.data).decode("ascii")
+
+
+PNG_FAST = "png1"  # the encoding every provider is sent by default: our lean PNG, deflate level 1
+
+
 @dataclass(frozen=True, eq=False)
 class ImagePart:
     """One image in a message. Backends encode it their own way (data URL, base64 block, PIL).
 
     `source` is the image or a function that loads it: a prompt can be built, hashed and found
     in a cache without decoding its images when the caller already knows `content_hash`.
+    `encodings` keeps encoded bytes by content hash across requests and runs, so an image known
+    by its hash is sent without being drawn or decoded again. `original` gives a file's own
+    bytes when they are already what providers take (an upright 8-bit RGB PNG or JPEG of one
+    frame), or None: such a file is sent as it is, never decoded and encoded again.
+
+    Once a part is encoded it keeps the bytes and lets its decoded pixels go: a prompt waiting
+    for its reply holds encoded images, not arrays.
     """
 
     source: Image.Image | Callable[[], Image.Image]
     detail: Literal["auto", "low", "high"] = "auto"
     content_hash: str | None = None
+    encodings: EncodedImages | None = None
+    original: Callable[[], EncodedImage | None] | None = None
 
-    @cached_property
+    def __post_init__(self) -> None:
+        # Per part (functools.cached_property locks per class in Python 3.11, which made every
+        # image in a run wait for every other's decoding).
+        object.__setattr__(self, "_lock", threading.RLock())
+        object.__setattr__(self, "_memo", {})
+
+    def _memoised(self, name: str, make: Callable[[], Any]) -> Any:
+        with self._lock:
+            if name not in self._memo:
+                self._memo[name] = make()
+            return self._memo[name]
+
+    @property
     def image(self) -> Image.Image:
-        return self.source() if callable(self.source) else self.source
+        if not callable(self.source):
+            return self.source
+        return self._memoised("image", self.source)
 
-    @cached_property
+    @property
     def rgb(self) -> Image.Image:
         """The image as 8-bit RGB, alpha composited on white (what every provider accepts)."""
-        return to_rgb(self.image)
+        return self._memoised("rgb", lambda: to_rgb(self.image))
 
-    @cached_property
-    def png_bytes(self) -> bytes:
-        # Level 1: the bytes cross the network once; a smaller file is not worth the time
-        # level 6 costs on 1000-pixel stimuli.
-        return encode_rgb_png(self.rgb, level=1)
+    @property
+    def rgb_bytes(self) -> bytes:
+        """The RGB pixels, row after row: hashed and encoded from one copy."""
+        return self._memoised("rgb_bytes", lambda: self.rgb.tobytes())
 
-    @cached_property
+    @property
     def sha256(self) -> str:
         """Content hash of the normalised pixels.
 
@@ -55,13 +117,64 @@ class ImagePart:
         pixels (plus the size) instead: the same identity, but independent of the zlib and
         Pillow versions that shape PNG bytes, and it needs no PNG encoding on cache look-ups.
         """
-        return self.content_hash or pixel_hash(self.rgb)
+        if self.content_hash:
+            return self.content_hash
+        return self._memoised("sha256", lambda: _pixel_digest(self.rgb.size, self.rgb_bytes))
+
+    def encoded_as(self, encoding: str, make: Callable[[ImagePart], bytes]) -> EncodedImage:
+        """The image in `encoding` (a name that fixes the bytes, e.g. PNG_FAST), made by
+        `make(self)` only when neither this part nor its `encodings` holds it yet."""
+        with self._lock:  # one encoding per part at a time: concurrent senders share the work
+            found = self._memo.get(("encoded", encoding))
+            if found is None:
+                build = lambda: make(self)  # noqa: E731
+                data = self.encodings.fetch(f"{self.sha256}.{encoding}", build) if self.encodings else build()
+                found = self._memo[("encoded", encoding)] = EncodedImage.of(data)
+                for name in ("image", "rgb", "rgb_bytes"):  # the bytes are kept; the pixels can go
+                    self._memo.pop(name, None)
+            return found
+
+    def at_hand(self, encoding: str) -> bool:
+        """Whether the bytes in `encoding` come without drawing, decoding or encoding anything
+        (kept by this part or by its image cache), so a sender need not go to a thread for them."""
+        if ("encoded", encoding) in self._memo:
+            return True
+        if self.original is not None and "original" not in self._memo:
+            return False  # a file that may go as it is: reading it is for a thread
+        if self.original is not None and self._memo["original"] is not None:
+            return True
+        return bool(self.content_hash and self.encodings and self.encodings.holds(f"{self.content_hash}.{encoding}"))
+
+    def as_file(self) -> EncodedImage | None:
+        """The file's own bytes when a provider may take them as they are (see `original`)."""
+        if self.original is None:
+            return None
+        return self._memoised("original", self.original)
+
+    def png(self) -> EncodedImage:
+        return self.encoded_as(PNG_FAST, encode_png)
+
+    @property
+    def png_bytes(self) -> bytes:
+        # Level 1: the bytes cross the network once; a smaller file is not worth the time
+        # level 6 costs on 1000-pixel stimuli.
+        return self.png().data
+
+
+def encode_png(part: ImagePart) -> bytes:
+    """PNG_FAST: the part's RGB pixels at deflate level 1."""
+    width, height = part.rgb.size
+    return encode_rgb_pixels(part.rgb_bytes, width, height, level=1)
 
 
 def pixel_hash(image: Image.Image) -> str:
     rgb = to_rgb(image)
-    digest = hashlib.sha256(f"{rgb.width}x{rgb.height}:".encode())
-    digest.update(rgb.tobytes())
+    return _pixel_digest(rgb.size, rgb.tobytes())
+
+
+def _pixel_digest(size: tuple[int, int], pixels: bytes) -> str:
+    digest = hashlib.sha256(f"{size[0]}x{size[1]}:".encode())
+    digest.update(pixels)
     return digest.hexdigest()
 
 

@@ -14,13 +14,16 @@ Decisions about odd but valid images:
 
 from __future__ import annotations
 
+import io
+import os
+import struct
 import warnings
 from pathlib import Path
 from typing import NamedTuple
 
 from PIL import Image, ImageOps
 
-from models.types import to_rgb
+from models.types import EncodedImage, to_rgb
 from probes.core.errors import InputRejected
 from probes.core.types import ImageSource
 
@@ -79,9 +82,13 @@ def sniff(head: bytes) -> str | None:
     return None
 
 
-def check_image_file(path: Path) -> ImageInfo:
+def check_image_file(path: Path, verify: bool = True) -> ImageInfo:
     """Raise ImageRejected unless `path` is a readable image of sane size and intact structure;
-    no pixel is decoded. The file's size is checked before any byte of it is read."""
+    no pixel is decoded. The file's size is checked before any byte of it is read.
+
+    `verify` False (a folder of many images, checked as it is read): a PNG that ends in its
+    IEND chunk is not walked chunk by chunk here (a damaged chunk inside it shows when it is
+    decoded, as that item's error); one cut short is still named now."""
     name = _shown(path.name)
     try:
         found = path.is_file()
@@ -115,7 +122,8 @@ def check_image_file(path: Path) -> ImageInfo:
                 # verify() walks the file's structure without decoding pixels (for PNG: every
                 # chunk and its checksum), so a truncated PNG is named here, not mid-run. It
                 # cannot see a truncated JPEG: that shows when decoded (load_image).
-                image.verify()
+                if verify or image.format != "PNG" or not _ends_in_iend(path, size):
+                    image.verify()
     except ImageRejected:
         raise
     except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
@@ -126,6 +134,15 @@ def check_image_file(path: Path) -> ImageInfo:
         # more than Pillow allows ...): any of them means the file is not an image we can use.
         raise ImageRejected(f"{name}: cannot be read as an image ({_reason(exc)})") from None
     return ImageInfo(width, height, frames)
+
+
+_IEND = b"\x00\x00\x00\x00IEND\xaeB`\x82"
+
+
+def _ends_in_iend(path: Path, size: int) -> bool:
+    with path.open("rb") as handle:
+        handle.seek(max(0, size - len(_IEND)))
+        return handle.read() == _IEND
 
 
 def load_image(path: Path) -> Image.Image:
@@ -144,9 +161,71 @@ def load_image(path: Path) -> Image.Image:
 
 def file_source(path: Path) -> ImageSource:
     """A checked file as an item's image, loaded when a prompt needs it. Size and modification
-    time are in the ref, so an edited image is hashed (and asked) afresh."""
-    stat = path.stat()
-    return ImageSource(f"{path}@{stat.st_size}:{stat.st_mtime_ns}", lambda: load_image(path), path=str(path))
+    time are in the ref, so an edited image is hashed (and asked) afresh; a file edited after
+    its ref was taken is refused rather than sent under the old one's identity."""
+    ref = _file_ref(path, path.stat())
+    return ImageSource(ref, lambda: load_image(_unchanged(path, ref)), path=str(path))
+
+
+def _file_ref(path: Path, stat: os.stat_result) -> str:
+    return f"{path}@{stat.st_size}:{stat.st_mtime_ns}"
+
+
+def _unchanged(path: Path, ref: str, stat: os.stat_result | None = None) -> Path:
+    try:
+        stat = stat or path.stat()
+    except OSError as exc:
+        raise ImageRejected(f"{_shown(path.name)}: cannot be read ({_reason(exc)})") from None
+    if _file_ref(path, stat) != ref:
+        raise ImageRejected(
+            f"{_shown(path.name)}: changed on disk after its folder was read; read the folder again "
+            "(a new run does) to ask it as it is now"
+        )
+    return path
+
+
+def file_as_sent(path: Path, ref: str) -> EncodedImage | None:
+    """The file's own bytes when providers may take them as they are, or None (the image is then
+    decoded and encoded as every other): a PNG or JPEG whose decoded pixels are exactly what
+    `load_image` makes of it, i.e. 8-bit RGB, one frame, no transparency, upright (no EXIF
+    orientation). Read from the open file, whose size and time must still match `ref`."""
+    try:
+        with path.open("rb") as handle:
+            _unchanged(path, ref, os.fstat(handle.fileno()))
+            head = handle.read(16)
+            if sniff(head) not in ("PNG", "JPEG"):
+                return None
+            data = head + handle.read()
+    except OSError as exc:
+        raise ImageRejected(f"{_shown(path.name)}: cannot be read ({_reason(exc)})") from None
+    fit = _png_as_is(data) if data.startswith(b"\x89PNG") else _jpeg_as_is(data)
+    return EncodedImage.of(data) if fit else None
+
+
+def _png_as_is(data: bytes) -> bool:
+    """8-bit truecolour (IHDR), no tRNS, not animated (acTL), no eXIf, ending in IEND: read
+    from the chunk headers, skipping the pixel data."""
+    position, seen = 8, set()
+    while position + 8 <= len(data):
+        length, kind = struct.unpack(">I4s", data[position : position + 8])
+        if kind == b"IHDR":
+            bit_depth, colour_type = data[position + 16], data[position + 17]
+            if (bit_depth, colour_type) != (8, 2):
+                return False
+        seen.add(kind)
+        position += 12 + length
+        if kind == b"IEND":
+            return b"IHDR" in seen and b"IDAT" in seen and not seen & {b"tRNS", b"acTL", b"eXIf"}
+    return False  # cut short: decoding will say what is wrong
+
+
+def _jpeg_as_is(data: bytes) -> bool:
+    try:
+        with Image.open(io.BytesIO(data)) as image:  # the header only; no pixel is decoded
+            orientation = image.getexif().get(0x0112, 1)
+            return image.format == "JPEG" and image.mode == "RGB" and orientation == 1
+    except Exception:  # noqa: BLE001 - Pillow raises many types on odd bytes: decode as usual
+        return False
 
 
 def _reason(exc: BaseException) -> str:

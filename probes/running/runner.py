@@ -1,9 +1,17 @@
 """Async orchestration: items x models in one mode and perturbation -> graded results.
 
 Each model gets its own pool of workers (its concurrency), so a slow model never holds back a
-fast one. Per item: build the prompt (images load and hash in a worker thread), look the request
-up in the store's cache, ask the model only on a miss, parse, grade, and commit the result at
-once, so a killed run loses only the requests in flight.
+fast one, and its own feeder: going through the items in chunks in a worker thread, it answers
+what the store has cached (graded and saved a chunk at a time) and hands the rest to the
+workers, so the first requests go out while later items are still being looked up. Per item a
+worker builds the prompt (an image seen for the first time is drawn or decoded and hashed
+there, once per store), asks the model, parses, grades and commits the result at once, so a
+killed run loses only the requests in flight.
+
+Images: the store remembers each image reference's content hash, and the image cache beside it
+(`image_cache`) keeps each image's encoded bytes by that hash, so a run for a second, third,
+tenth model neither draws, decodes nor encodes anything: it reads bytes and sends them. A file
+that providers take as it is (an upright 8-bit RGB PNG or JPEG) is sent as its own bytes.
 
 The runner owns progress (`Progress`, shared by consecutive runs that make one evaluation) and
 stopping (`Stop`): a stopped run sends nothing new, lets the requests in flight finish for a
@@ -13,25 +21,33 @@ grace period and abandons the rest, and has saved every reply it got.
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import json
+import os
 import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from models.base import Backend, redact
-from models.types import BackendError, GenerateConfig, ImagePart, Output
+from models.types import PNG_FAST, BackendError, GenerateConfig, ImagePart, Output
 from probes.asking import perturb
 from probes.asking.prompting import Prompt, assemble_prompt
 from probes.baselines.base import ask
 from probes.core.benchmark import Benchmark
 from probes.core.errors import ProbeError, RunError
-from probes.core.types import Condition, Item, ItemRef, Mode, Origin, Result, Status
+from probes.core.types import Condition, ImageSource, Item, ItemRef, Mode, Origin, Result, Status
+from probes.files.images import file_as_sent
 from probes.reading.grading import error_result, grade_reply
+from probes.running.image_cache import ImageCache
 from probes.running.store import Store
+
+FIRST_CHUNK_MAX = 16  # items the feeder looks up before the first requests can go out
+CHUNK = 64  # items per look-up (and per transaction of cache hits) after that
 
 
 @dataclass
@@ -170,11 +186,26 @@ def preflight(plan: RunPlan) -> None:
 
 
 class Runner:
-    def __init__(self, plan: RunPlan, store: Store):
+    def __init__(self, plan: RunPlan, store: Store, images: ImageCache | None = None):
         self.plan = plan
         self.store = store
+        self.images = images or ImageCache.beside(store.path)
+        self._commits = _GroupCommit(store)
+        # An image seen for the first time is encoded at once (and its pixels let go) when every
+        # model sends our PNG; baselines and local models read pixels, so theirs stay until asked.
+        self._encode_first_sightings = all(getattr(b, "image_encoding", None) == PNG_FAST for b in plan.models)
         self._example_parts: dict[str, list[ImagePart]] = {}
         self._example_lock = threading.Lock()
+        # Image reference -> content hash (None: the store does not know it), as this run learns
+        # them; the feeder asks the store for a chunk's references at once.
+        self._hashes: dict[str, str | None] = {}
+        self._first_sightings: dict[str, threading.Lock] = {}
+        self._sighted: dict[str, ImagePart] = {}  # drawn or decoded, until the item that did it is prepared
+        self._local = threading.local()
+        # Drawing, decoding, hashing and encoding are CPU work: more threads at it than cores
+        # only make them fight over the GIL (and starve the event loop sending requests).
+        self._drawing = threading.BoundedSemaphore(max(1, os.cpu_count() or 1))
+        self._hash_lock = threading.Lock()
         self._executor: ThreadPoolExecutor | None = None
 
     async def run(
@@ -197,9 +228,32 @@ class Runner:
             if on_result:
                 on_result(result, progress)
 
-        async def worker(backend: Backend, queue: list[Item]) -> None:
-            while queue and not stop.requested:
-                done(await self._one(backend, queue.pop()))
+        async def feed(backend: Backend, queue: asyncio.Queue, width: int) -> None:
+            """Cache hits answered a chunk at a time; the rest queued for the workers. The first
+            chunk is one request per worker, so requests start while the rest is looked up."""
+            items, start, size = list(plan.items), 0, min(width, FIRST_CHUNK_MAX)
+            try:
+                while start < len(items) and not stop.requested:
+                    chunk, start = items[start : start + size], start + size
+                    if plan.config.temperature == 0:
+                        answered, jobs = await self._in_thread(self._look_up, backend, chunk)
+                    else:  # sampling asks for a new draw each time: nothing is looked up
+                        answered, jobs = [], chunk
+                    for result in answered:
+                        done(result)
+                    for job in jobs:
+                        queue.put_nowait(job)
+                    size = CHUNK
+            finally:
+                queue.put_nowait(None)  # no more work: each worker passes it on and ends
+
+        async def worker(backend: Backend, queue: asyncio.Queue) -> None:
+            while True:
+                job = await queue.get()
+                if job is None or stop.requested:
+                    queue.put_nowait(None)
+                    return
+                done(await self._one(backend, job))
 
         total_width = sum(plan.concurrency or b.default_concurrency for b in plan.models)
         # Our own pool, sized to the workers: thread hops must not queue behind each other
@@ -208,48 +262,62 @@ class Runner:
         for backend in plan.models:
             backend.hold()
         tasks: list[asyncio.Task] = []
+        queues: list[asyncio.Queue] = []
+
+        async def wake_on_stop() -> None:
+            await stop.wait()
+            for queue in queues:  # idle workers end now instead of waiting out the grace period
+                queue.put_nowait(None)
+
+        waker = asyncio.create_task(wake_on_stop())
         try:
             for backend in plan.models:
                 if stop.requested:
                     break
-                if plan.config.temperature == 0:
-                    answered, remaining = await self._in_thread(self._answer_from_cache, backend, plan.items)
-                    for result in answered:
-                        done(result)
-                else:
-                    remaining = list(plan.items)
-                queue = list(reversed(remaining))  # pop() from the end walks items in order
-                width = plan.concurrency or backend.default_concurrency
-                tasks += [asyncio.create_task(worker(backend, queue)) for _ in range(max(1, width))]
+                queue: asyncio.Queue = asyncio.Queue()
+                queues.append(queue)
+                width = max(1, plan.concurrency or backend.default_concurrency)
+                tasks.append(asyncio.create_task(feed(backend, queue, width)))
+                tasks += [asyncio.create_task(worker(backend, queue)) for _ in range(width)]
             await _until_done_or_stopped(tasks, stop)
         finally:
-            for task in tasks:
+            for task in [*tasks, waker]:
                 task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
+            await asyncio.gather(*tasks, waker, return_exceptions=True)
             # Work already in a thread (a reply being graded and saved) finishes; queued work is
             # dropped. Waiting here means a stopped run has saved every reply it received.
             await asyncio.to_thread(self._executor.shutdown, True, cancel_futures=True)
+            await asyncio.to_thread(self._commits.save, [])  # image hashes learned since the last result
             for backend in plan.models:
                 await backend.release()
         order = {item.id: index for index, item in enumerate(plan.items)}
         models = [b.model_id for b in plan.models]
         return sorted(results.values(), key=lambda r: (models.index(r.model), order[r.item_id]))
 
-    async def _one(self, backend: Backend, original: Item) -> Result:
+    async def _one(self, backend: Backend, job: Item | _Prepared) -> Result:
+        """One item: `job` is the item (its images not yet known by hash) or its prompt, built
+        by the feeder, that missed the cache."""
         plan = self.plan
-        try:
-            # One trip to a worker thread: build the prompt (images load and hash there), look
-            # it up, and on a hit grade and save it, so a cached re-run never waits twice.
-            prepared = await self._in_thread(self._prepare, backend, original)
-        except Exception as exc:  # a broken image or example must cost one item, not the run
-            message = f"could not build the prompt: {type(exc).__name__}: {exc}"
-            return await self._in_thread(self._fail, backend, original, ItemRef.of(original, plan.origin), message)
-        if prepared.result is not None:
-            return prepared.result
+        if isinstance(job, _Prepared):
+            prepared = job
+        else:
+            try:
+                # One trip to a worker thread: build the prompt (images seen for the first time
+                # are drawn or decoded and hashed there), look it up, and on a hit grade and
+                # save it, so a cached re-run never waits twice.
+                prepared = await self._in_thread(self._prepare, backend, job)
+            except Exception as exc:  # a broken image or example must cost one item, not the run
+                message = f"could not build the prompt: {type(exc).__name__}: {exc}"
+                return await self._in_thread(self._fail, backend, job, ItemRef.of(job, plan.origin), message)
+            if prepared.result is not None:
+                return prepared.result
         try:
             output = await ask(backend, prepared.item, prepared.prompt, plan.config)
         except BackendError as exc:
             return await self._in_thread(self._fail, backend, prepared.item, prepared.ref, str(exc), prepared)
+        except ProbeError as exc:  # an image file that changed or broke since the prompt was built
+            message = f"could not send the image: {exc}"
+            return await self._in_thread(self._fail, backend, prepared.item, prepared.ref, message, prepared)
         except Exception as exc:  # an SDK's unexpected failure is still one item's error
             message = f"{backend.model_id}: unexpected {type(exc).__name__}: {exc}"
             return await self._in_thread(self._fail, backend, prepared.item, prepared.ref, message, prepared)
@@ -264,7 +332,7 @@ class Runner:
         result = error_result(item, backend.model_id, self.plan.condition, ref, redact(message))
         if prepared is not None:
             result.prompt_hash, result.cache_key = prepared.prompt.hash, prepared.cache_key
-        self.store.record(result)
+        self._commits.save([(result, None, "")])
         return result
 
     def _finish(self, backend: Backend, prepared: _Prepared, output: Output, fresh: bool, save: bool = True) -> Result:
@@ -284,64 +352,187 @@ class Runner:
             cached=not fresh,
         )
         if save:
-            self.store.record(result, output if fresh else None, backend.endpoint if fresh else "")
+            self._commits.save([(result, output if fresh else None, backend.endpoint if fresh else "")])
         return result
 
-    def _answer_from_cache(self, backend: Backend, items: Sequence[Item]) -> tuple[list[Result], list[Item]]:
-        """In one thread, in one transaction: every item whose images are already known by hash
-        and whose request is cached. Returns those results and the items still to ask."""
-        answered: list[Result] = []
-        remaining: list[Item] = []
-        for original in items:
-            refs = [s.ref for s in perturb.apply(original, self.plan.perturbation).images]
-            if any(self.store.image_hash(ref) is None for ref in refs):
-                remaining.append(original)  # a first sighting: its images load in a worker
+    def _look_up(self, backend: Backend, items: Sequence[Item]) -> tuple[list[Result], list[Item | _Prepared]]:
+        """In one thread, with a few queries and one transaction: every item whose images are
+        already known by hash and whose request is cached. Returns those results, and what the
+        workers are to ask: the prompt of an item that missed the cache, or the item itself when
+        one of its images is new (drawn or decoded in a worker, not here)."""
+        queries = [(original, perturb.apply(original, self.plan.perturbation).images) for original in items]
+        self._resolve_hashes([source.ref for _, sources in queries for source in sources])
+        built: list[_Prepared] = []
+        jobs: list[Item | _Prepared] = []
+        for original, sources in queries:
+            if any(self._known_hash(source.ref) is None for source in sources):
+                jobs.append(original)
                 continue
             try:
-                hit = self._prepare(backend, original, save=False).result
+                built.append(self._prepare(backend, original, look_up=False))
             except Exception:  # noqa: BLE001 - the worker meets it again and records the error
-                hit = None
-            if hit is None:
-                remaining.append(original)
+                jobs.append(original)
+        cached = self.store.cached_many([prepared.cache_key for prepared in built])
+        answered: list[Result] = []
+        for prepared in built:
+            if prepared.cache_key in cached:
+                answered.append(self._finish(backend, prepared, cached[prepared.cache_key], False, save=False))
             else:
-                answered.append(hit)
-        self.store.record_many([(result, None, "") for result in answered])
-        return answered, remaining
+                jobs.append(prepared)
+        self._commits.save([(result, None, "") for result in answered])
+        return answered, jobs
 
-    def _prepare(self, backend: Backend, original: Item, save: bool = True) -> _Prepared:
+    def _prepare(self, backend: Backend, original: Item, save: bool = True, look_up: bool = True) -> _Prepared:
+        self._local.sighted = []
+        try:
+            return self._build(backend, original, save, look_up)
+        finally:
+            with self._hash_lock:  # encoded (or answered from the cache): later items use the hash
+                for ref in self._local.sighted:
+                    self._sighted.pop(ref, None)
+
+    def _build(self, backend: Backend, original: Item, save: bool, look_up: bool) -> _Prepared:
         plan = self.plan
-        fresh_hashes: dict[str, ImagePart] = {}
-
-        def query_parts(which: Item) -> list[ImagePart]:
-            parts = []
-            for source in which.images:
-                part = ImagePart(source.load, content_hash=self.store.image_hash(source.ref))
-                if part.content_hash is None:
-                    fresh_hashes[source.ref] = part
-                parts.append(part)
-            return parts
-
         item, prompt = assemble_prompt(
-            plan.benchmark, original, plan.mode, plan.perturbation, query_parts, self._parts_of_example
+            plan.benchmark, original, plan.mode, plan.perturbation, self._parts, self._parts_of_example
         )
-        self.store.remember_image_hashes({ref: part.sha256 for ref, part in fresh_hashes.items()})
         key = cache_key(backend, plan.config, prompt, item.possible_answers())
         ref = ItemRef.of(item, plan.origin, tuple(p.sha256 for p in prompt.messages[-1].images))
         prepared = _Prepared(item, prompt, key, ref, None)
         # Sampling at temperature > 0 asks for a new draw each time; only greedy requests repeat.
-        cached = self.store.cached(key) if plan.config.temperature == 0 else None
+        cached = self.store.cached(key) if look_up and plan.config.temperature == 0 else None
         if cached is not None:
             prepared.result = self._finish(backend, prepared, cached, False, save)
+        elif look_up and self._encode_first_sightings:
+            # To be sent: images drawn or decoded just now are encoded now, from the pixels
+            # just hashed, and let their pixels go (the image cache keeps the bytes).
+            for part in (part for message in prompt.messages for part in message.images):
+                if part.content_hash is None and part.as_file() is None:
+                    with self._drawing:
+                        part.png()
         return prepared
 
+    def _parts(self, which: Item) -> list[ImagePart]:
+        return [self._part(source) for source in which.images]
+
+    def _part(self, source: ImageSource) -> ImagePart:
+        """An image for a prompt. Known by hash (to the store or this run): nothing is loaded, and
+        the bytes come from the image cache (or the file itself). Seen for the first time: drawn
+        or decoded and hashed now, once (other items showing it wait for that), its hash saved
+        with the next result; `_prepare` encodes it if the request is to be sent."""
+        original = functools.partial(file_as_sent, Path(source.path), source.ref) if source.path else None
+
+        def part(content_hash: str | None) -> ImagePart:
+            return ImagePart(source.load, content_hash=content_hash, encodings=self.images, original=original)
+
+        with self._hash_lock:
+            # Drawn a moment ago for another item, not yet encoded: share that part (and so its
+            # pixels and its one encoding) rather than draw it again.
+            shared = self._sighted.get(source.ref)
+        if shared is not None:
+            return shared
+        known = self._known_hash(source.ref)
+        if known is not None:
+            return part(known)
+        with self._hash_lock:
+            sighting = self._first_sightings.setdefault(source.ref, threading.Lock())
+        with sighting:
+            with self._hash_lock:
+                shared = self._sighted.get(source.ref)
+            if shared is not None:
+                return shared
+            known = self._known_hash(source.ref)
+            if known is not None:
+                return part(known)
+            fresh = part(None)
+            with self._drawing:
+                content_hash = fresh.sha256  # draws or decodes the pixels
+            with self._hash_lock:
+                self._hashes[source.ref] = content_hash
+                self._sighted[source.ref] = fresh
+            self._local.sighted.append(source.ref)
+            self._commits.remember({source.ref: content_hash})
+            return fresh
+
+    def _resolve_hashes(self, refs: Sequence[str]) -> None:
+        """Ask the store, at once, for the hashes of the references this run has not met yet."""
+        with self._hash_lock:
+            unseen = [ref for ref in dict.fromkeys(refs) if ref not in self._hashes]
+        if unseen:
+            found = self.store.image_hashes(unseen)
+            with self._hash_lock:
+                for ref in unseen:
+                    self._hashes.setdefault(ref, found.get(ref))
+
+    def _known_hash(self, ref: str) -> str | None:
+        with self._hash_lock:
+            if ref in self._hashes:
+                return self._hashes[ref]
+        self._resolve_hashes([ref])
+        with self._hash_lock:
+            return self._hashes[ref]
+
     def _parts_of_example(self, example: Item) -> list[ImagePart]:
-        """Examples recur across items: load, encode and hash their images once per run."""
+        """Examples recur across items: their parts (and so their encoded bytes) once per run."""
         with self._example_lock:
             parts = self._example_parts.get(example.id)
             if parts is None:
-                parts = [ImagePart(source.load()) for source in example.images]
-                self._example_parts[example.id] = parts
+                parts = self._example_parts[example.id] = self._parts(example)
             return parts
+
+
+class _GroupCommit:
+    """Results go to the store the moment they are graded, but when several workers finish at
+    once, one transaction saves them all: the first to arrive writes everything waiting, the
+    others wait for that write, and nobody returns before their result is committed. (Each
+    SQLite call lets go of the GIL; on a busy machine getting it back takes milliseconds, and a
+    transaction per result made the store the run's bottleneck.) Image hashes learned on the way
+    are saved with the next write."""
+
+    def __init__(self, store: Store):
+        self.store = store
+        self._condition = threading.Condition()
+        self._waiting: list[_Ticket] = []
+        self._hashes: dict[str, str] = {}
+        self._writing = False
+
+    def remember(self, hashes: dict[str, str]) -> None:
+        with self._condition:
+            self._hashes.update(hashes)
+
+    def save(self, entries: list[tuple[Result, Output | None, str]]) -> None:
+        """Return once `entries` (and every image hash remembered so far) are committed."""
+        ticket = _Ticket(entries)
+        with self._condition:
+            self._waiting.append(ticket)
+            while self._writing and not ticket.done:
+                self._condition.wait()
+            if ticket.done:
+                if ticket.error is not None:
+                    raise ticket.error
+                return
+            self._writing = True
+            batch, self._waiting = self._waiting, []
+            hashes, self._hashes = self._hashes, {}
+        error: BaseException | None = None
+        try:
+            self.store.record_many([entry for waiting in batch for entry in waiting.entries], hashes)
+        except BaseException as exc:  # every waiter hears of it, not only the writer
+            error = exc
+        with self._condition:
+            for waiting in batch:
+                waiting.done, waiting.error = True, error
+            self._writing = False
+            self._condition.notify_all()
+        if error is not None:
+            raise error
+
+
+@dataclass
+class _Ticket:
+    entries: list[tuple[Result, Output | None, str]]
+    done: bool = False
+    error: BaseException | None = None
 
 
 async def _until_done_or_stopped(tasks: list[asyncio.Task], stop: Stop) -> None:
