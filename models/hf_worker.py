@@ -43,6 +43,7 @@ class ModelWorker:
         self.model = model
         self.max_batch = max_batch
         self.batch_sizes: list[int] = []  # what the worker actually did, for tests and benches
+        self.split_batches = 0  # batches that failed together and were answered one by one
         self._queue: deque[_Request] = deque()
         self._ready = threading.Condition()
         self._stopping = False
@@ -79,6 +80,7 @@ class ModelWorker:
             try:
                 outputs = batch[0].context.run(self._generate, batch)
             except Exception:  # noqa: BLE001 - this model cannot batch these: one at a time
+                self.split_batches += 1
                 outputs = []
                 for request in batch:
                     try:
