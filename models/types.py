@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import dataclasses
 import hashlib
 import threading
 from collections.abc import Callable
@@ -130,9 +131,23 @@ class ImagePart:
                 build = lambda: make(self)  # noqa: E731
                 data = self.encodings.fetch(f"{self.sha256}.{encoding}", build) if self.encodings else build()
                 found = self._memo[("encoded", encoding)] = EncodedImage.of(data)
-                for name in ("image", "rgb", "rgb_bytes"):  # the bytes are kept; the pixels can go
-                    self._memo.pop(name, None)
+                self.let_go()  # the bytes are kept; the pixels can go
             return found
+
+    def let_go(self) -> None:
+        """Forget the decoded pixels (they are loaded again if ever needed): a part that will be
+        sent as bytes need not hold an image while it waits."""
+        with self._lock:
+            for name in ("image", "rgb", "rgb_bytes"):
+                self._memo.pop(name, None)
+
+    def with_detail(self, detail: Literal["auto", "low", "high"]) -> ImagePart:
+        """The same image asked at another `detail`: it shares this part's pixels, hash and
+        encodings (a benchmark that changes the detail draws and encodes nothing twice)."""
+        twin = dataclasses.replace(self, detail=detail)
+        object.__setattr__(twin, "_lock", self._lock)
+        object.__setattr__(twin, "_memo", self._memo)
+        return twin
 
     def at_hand(self, encoding: str) -> bool:
         """Whether the bytes in `encoding` come without drawing, decoding or encoding anything

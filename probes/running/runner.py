@@ -407,9 +407,13 @@ class Runner:
             # To be sent: images drawn or decoded just now are encoded now, from the pixels
             # just hashed, and let their pixels go (the image cache keeps the bytes).
             for part in (part for message in prompt.messages for part in message.images):
-                if part.content_hash is None and part.as_file() is None:
+                if part.content_hash is not None:
+                    continue
+                if part.as_file() is None:
                     with self._drawing:
                         part.png()
+                else:
+                    part.let_go()  # the file goes as it is: its pixels were needed only for the hash
         return prepared
 
     def _parts(self, which: Item) -> list[ImagePart]:

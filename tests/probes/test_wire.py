@@ -143,6 +143,13 @@ def test_an_image_lets_go_of_its_pixels_once_encoded():
     assert part.png_bytes == png.data and len(loaded) == 1
 
 
+def test_the_same_image_at_another_detail_is_hashed_and_encoded_once(counted, tmp_path):
+    part = ImagePart(TwoCircles(384, 0.25, 0.1, "vertical").render, encodings=ImageCache(tmp_path / "images"))
+    high = part.with_detail("high")
+    assert high.detail == "high" and high.sha256 == part.sha256
+    assert high.png() is part.png() and counted == {"drawn": 1, "decoded": 0, "encoded": 1}
+
+
 # --- files ---------------------------------------------------------------------------------
 
 
