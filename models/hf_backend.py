@@ -257,10 +257,7 @@ def _image_only(base: type) -> type:
 
 
 def _not_downloaded(source: str, why: str) -> str:
-    return (
-        f"the weights of {source} are not downloaded here and {why}: connect to the internet "
-        "(or unset HF_HUB_OFFLINE) once to fetch them, or name a local folder saved by save_pretrained"
-    )
+    return f"{source} is not downloaded here and {why}: fetch it once online, or name a local folder"
 
 
 def _to_hf(message: Message) -> dict[str, Any]:

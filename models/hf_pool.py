@@ -172,14 +172,12 @@ class Pool:
             entry = _Entry(load.source, worker)
             self._loaded[load.source] = entry
             waiters, load.waiters = load.waiters, []
+            hf_progress.report(load.source, "ready", "loaded")
             for waiter in waiters:
                 if waiter.set_running_or_notify_cancel():  # False: that waiter gave up
                     entry.in_use += 1
                     waiter.set_result(Lease(self, entry))
-            if entry.in_use == 0 and entry.draining:
-                self._evict(entry)
             self._cond.notify_all()
-        hf_progress.report(load.source, "ready", "loaded")
 
     def _wait_for_room(self, load: _Load) -> None:
         with self._cond:
