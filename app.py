@@ -34,7 +34,7 @@ def build_demo() -> gr.Blocks:
         gr.Markdown("# Perception playground\nHow do vision-language models actually see? Probe them side by side.")
         with gr.Tabs():
             with gr.Tab("Probe", id="probe"):
-                build_probe()
+                probe = build_probe()
             with gr.Tab("Stimulus lab", id="stimuli"):
                 build_stimuli()
             with gr.Tab("Evaluate", id="evaluate"):
@@ -45,6 +45,8 @@ def build_demo() -> gr.Blocks:
                 build_human()
             with gr.Tab("About", id="about"):
                 build_about()
+        # A `?probe=` address replays a probe from the cache as the page opens.
+        demo.load(*probe["on_load"], api_visibility="private")
     # API-bound events may overlap; local models serialise themselves (one copy, one lock). The
     # queue is bounded: past it a visitor is told to come back, instead of the server piling up work.
     demo.queue(default_concurrency_limit=4, max_size=QUEUE_SIZE)

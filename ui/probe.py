@@ -1,191 +1,215 @@
-"""Probe tab: one item, up to four models side by side, each pane filled as its answer arrives."""
+"""Probe tab, the stage: one item shown whole (already there on a first visit), Examples one click
+away, up to four models and the conditions to compare (each one change from the item as asked),
+and the answers as a models x conditions grid filled as they arrive, each condition's exact
+prompt once below it. The page address then replays the probe from the cache."""
 
 from __future__ import annotations
 
 import asyncio
+import html
 import random
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import gradio as gr
 
-from models.types import GenerateConfig, ImagePart, Message
-from probes.asking import perturb
 from probes.asking.prompting import assemble_prompt
-from probes.core.errors import UsageError
+from probes.core.benchmark import Benchmark
+from probes.core.errors import RunError, UsageError
 from probes.core.registry import benchmark_ids
-from probes.core.types import Mode, Origin, Result
+from probes.core.types import Item, Origin
 from probes.running.deadline import run_within
 from probes.running.limits import current as limits
 from probes.running.limits import whole_number
-from probes.running.runner import RunPlan
+from probes.running.runner import RunPlan, preflight
 from ui import items as item_choice
+from ui import probe_examples as examples
 from ui.common import (
     backend_for,
     charge,
     escape,
-    image_file,
     key_boxes,
     model_choices,
     paid_by_server,
-    result_summary,
     session_keys,
     user_message,
     with_key_parameters,
 )
-from ui.sessions import room_for, store_for
+from ui.probe_grid import CONDITIONS, DEFAULT_CONDITIONS, Cell, grid_html, prompts_html
+from ui.probe_share import decode, encode, probe_config, replay
+from ui.sessions import room_for, store_for, stores_to_read
 
 MAX_MODELS = 4
+MAX_IMAGES = 4  # image slots on the stage; an item with more shows the first four
 MAX_SEED = 2**31 - 1
-MAX_SHOTS = 16
 SOURCES = ("Generated stimulus", "Benchmark item", "Upload")
-PERTURBATIONS = [*perturb.FIXED, "rotate-options-1", "rotate-options-2"]
-DEFAULT_MODELS = ["baseline/chance", None, None, None]
+DEFAULT_MODELS = ["baseline/chance", "baseline/pixels", None, None]
+STAGE_HEIGHT = 440
+SCROLL_TO_GRID = (
+    "() => { document.getElementById('probe-grid')?.scrollIntoView({behavior: 'smooth', block: 'start'}); }"
+)
+SET_ADDRESS = "(query) => { if (query) { history.replaceState(null, '', query); } return query ? location.href : ''; }"
 
 
 def build_probe() -> dict[str, Any]:
-    spec = gr.State(None)
-    with gr.Row():
-        with gr.Column(scale=1):
-            source = gr.Radio(list(SOURCES), value=SOURCES[0], label="Source", elem_id="probe-source")
-            with gr.Group(visible=True) as generated_box:
-                task = gr.Dropdown(
-                    item_choice.generated_ids(), value="blind/touching-circles", label="Task", elem_id="probe-task"
-                )
-                params = gr.Textbox(label="Parameters", placeholder="gap=0.05 canvas=384",
-                                    info="NAME=VALUE; parameters left out are drawn at random with the seed",
-                                    elem_id="probe-params")  # fmt: skip
-                seed = gr.Number(0, precision=0, label="Seed", elem_id="probe-seed")
-                generate = gr.Button("Generate stimulus", elem_id="probe-generate")
-            with gr.Group(visible=False) as benchmark_box:
-                benchmark = gr.Dropdown(
-                    benchmark_ids(), value="blind/touching-circles", label="Benchmark", elem_id="probe-benchmark"
-                )
-                data = gr.Textbox(label="Data folder", placeholder="only for benchmarks read from a folder (--data)")
-                index = gr.Number(0, precision=0, label="Item number", elem_id="probe-index")
-                with gr.Row():
-                    load = gr.Button("Load", elem_id="probe-load")
-                    pick_random = gr.Button("Random")
-                    pick_next = gr.Button("Next")
-            with gr.Group(visible=False) as upload_box:
-                files = gr.File(file_count="multiple", file_types=["image"], label="Images", elem_id="probe-files")
-                question = gr.Textbox(label="Question", elem_id="probe-question")
-                options = gr.Textbox(label="Options, one per line (optional)", lines=3)
-                answer = gr.Textbox(label="Answer: option text or letter (optional)")
-                use_upload = gr.Button("Use these images", elem_id="probe-use-upload")
-        with gr.Column(scale=2):
-            item_images = gr.Gallery(
-                label="Item", height=340, columns=2, object_fit="contain", elem_id="probe-item-images"
-            )
-            item_text = gr.Markdown(elem_id="probe-item-text")
-            with gr.Accordion("Answer", open=False):
-                item_answer = gr.Markdown(elem_id="probe-item-answer")
+    first = examples.spec_of(examples.FIRST)
+    first_view = _view(first)
+    spec = gr.State(first)
+    with gr.Row(equal_height=False):
+        with gr.Column(scale=3, min_width=320, elem_id="probe-stage"):
+            with gr.Row(elem_id="probe-stage-images"):
+                slots = [
+                    gr.Image(first_view[i], type="pil", format="png", label=f"Image {i + 1}", show_label=False,
+                             interactive=False, height=STAGE_HEIGHT, buttons=["fullscreen", "download"],
+                             visible=first_view[i] is not None, min_width=160, elem_id=f"probe-image-{i}")
+                    for i in range(MAX_IMAGES)
+                ]  # fmt: skip
+            item_text = gr.Markdown(first_view[MAX_IMAGES], elem_id="probe-item-text")
+            with gr.Accordion("Right answer", open=False):
+                item_answer = gr.Markdown(first_view[MAX_IMAGES + 1], elem_id="probe-item-answer")
+        with gr.Column(scale=2, min_width=300):
+            choices = model_choices()
+            models = [
+                gr.Dropdown(
+                    choices,
+                    value=DEFAULT_MODELS[i],
+                    label=f"Model {i + 1}",
+                    allow_custom_value=True,
+                    elem_id=f"probe-model-{i}",
+                )  # fmt: skip
+                for i in range(MAX_MODELS)
+            ]
+            conditions = gr.CheckboxGroup(list(CONDITIONS), value=list(DEFAULT_CONDITIONS), label="Conditions",
+                                          info="each one change from the item as asked", elem_id="probe-conditions")  # fmt: skip
+            ask = gr.Button("Ask", variant="primary", elem_id="probe-ask")
+            with gr.Accordion("API keys (used for this session only, never stored)", open=False):
+                keys = key_boxes("probe")
+            with gr.Accordion("Choose another item", open=True, elem_id="probe-choose"):
+                source = gr.Radio(list(SOURCES), value=SOURCES[0], label="Source", elem_id="probe-source")
+                with gr.Group(visible=True) as generated_box:
+                    task = gr.Dropdown(item_choice.generated_ids(), value="blind/touching-circles", label="Task",
+                                       elem_id="probe-task")  # fmt: skip
+                    params = gr.Textbox(label="Parameters", placeholder="gap=0.05 canvas=384",
+                                        info="NAME=VALUE; parameters left out are drawn at random with the seed",
+                                        elem_id="probe-params")  # fmt: skip
+                    seed = gr.Number(0, precision=0, label="Seed", elem_id="probe-seed")
+                    generate = gr.Button("Generate stimulus", elem_id="probe-generate")
+                with gr.Group(visible=False) as benchmark_box:
+                    benchmark = gr.Dropdown(benchmark_ids(), value="blind/touching-circles", label="Benchmark",
+                                            elem_id="probe-benchmark")  # fmt: skip
+                    data = gr.Textbox(label="Data folder", placeholder="only for benchmarks read from a folder (--data)",
+                                      visible=not limits().public)  # fmt: skip
+                    index = gr.Number(0, precision=0, label="Item number", elem_id="probe-index")
+                    with gr.Row():
+                        load = gr.Button("Load", elem_id="probe-load")
+                        pick_random = gr.Button("Random")
+                        pick_next = gr.Button("Next")
+                with gr.Group(visible=False) as upload_box:
+                    files = gr.File(file_count="multiple", file_types=["image"], label="Images", elem_id="probe-files")
+                    question = gr.Textbox(label="Question", elem_id="probe-question")
+                    options = gr.Textbox(label="Options, one per line (optional)", lines=3)
+                    answer = gr.Textbox(label="Answer: option text or letter (optional)")
+                    use_upload = gr.Button("Use these images", elem_id="probe-use-upload")
+    gallery = gr.Gallery(examples.gallery(), label="Examples: click one to put it on the stage", columns=5,
+                         height="auto", allow_preview=False, object_fit="contain", elem_id="probe-examples")  # fmt: skip
+    status = gr.HTML(elem_id="probe-status")
+    grid = gr.HTML(elem_id="probe-grid")
+    link = gr.Textbox(label="Share this probe (the link replays it from the cache)", interactive=False,
+                      buttons=["copy"], visible=False, elem_id="probe-link")  # fmt: skip
+    prompts = gr.HTML(elem_id="probe-prompts")
+    query = gr.Textbox(visible=False, elem_id="probe-query")
 
-    choices = model_choices()
-    with gr.Row():
-        models = [
-            gr.Dropdown(
-                choices,
-                value=DEFAULT_MODELS[i],
-                label=f"Model {i + 1}",
-                allow_custom_value=True,
-                elem_id=f"probe-model-{i}",
-            )  # fmt: skip
-            for i in range(MAX_MODELS)
-        ]
-    with gr.Row():
-        shots = gr.Radio([0, 4], value=0, label="Shots", elem_id="probe-shots")
-        cot = gr.Checkbox(False, label="Chain of thought", elem_id="probe-cot")
-        perturbation = gr.Dropdown(PERTURBATIONS, value="none", label="Perturbation", elem_id="probe-perturbation")
-        ask = gr.Button("Ask", variant="primary", elem_id="probe-ask")
-    with gr.Row():
-        compare = {
-            label: gr.Button(label, size="sm")
-            for label in ("Again 4-shot", "Again with CoT", "Again upside down", "Again without image")
-        }
-    with gr.Accordion("API keys (used for this session only, never stored)", open=False):
-        keys = key_boxes("probe")
-    status = gr.Markdown(elem_id="probe-status")
-
-    panes = []
-    with gr.Row():
-        for slot in range(MAX_MODELS):
-            with gr.Column(min_width=220):
-                summary = gr.Markdown(elem_id=f"probe-pane-{slot}")
-                reply = gr.Textbox(label="Raw reply", interactive=False, lines=4, elem_id=f"probe-reply-{slot}")
-                with gr.Accordion("Show prompt", open=False):
-                    prompt_images = gr.Gallery(label="Images sent, in order", height=200, columns=3)
-                    prompt_text = gr.Textbox(
-                        label="Text sent", interactive=False, lines=8, elem_id=f"probe-prompt-{slot}"
-                    )
-            panes.append((summary, reply, prompt_images, prompt_text))
-    pane_outputs = [component for pane in panes for component in pane]
-
-    preview = [spec, item_images, item_text, item_answer, status]
+    stage = [spec, *slots, item_text, item_answer, status]
     source.change(
-        lambda s: [gr.update(visible=s == name) for name in SOURCES],
-        source,
-        [generated_box, benchmark_box, upload_box],
-        api_visibility="private",
-    )
-    generate.click(generate_stimulus, [task, params, seed], preview, api_name="generate_stimulus")
-    load.click(load_item, [benchmark, data, index], [*preview, index], api_name="load_item")
+        lambda s: [gr.update(visible=s == name) for name in SOURCES], source,
+        [generated_box, benchmark_box, upload_box], api_visibility="private",
+    )  # fmt: skip
+    generate.click(generate_stimulus, [task, params, seed], stage, api_name="generate_stimulus")
+    load.click(load_item, [benchmark, data, index], [*stage, index], api_name="load_item")
     pick_random.click(
-        lambda b, d: load_item(b, d, random.randrange(1_000_000)), [benchmark, data], [*preview, index],
+        lambda b, d: load_item(b, d, random.randrange(1_000_000)), [benchmark, data], [*stage, index],
         api_visibility="private",
     )  # fmt: skip
     pick_next.click(
-        lambda b, d, i: load_item(b, d, int(i or 0) + 1), [benchmark, data, index], [*preview, index],
+        lambda b, d, i: load_item(b, d, int(i or 0) + 1), [benchmark, data, index], [*stage, index],
         api_visibility="private",
     )  # fmt: skip
-    use_upload.click(upload_item, [files, question, options, answer], preview, api_name="use_upload")
+    use_upload.click(upload_item, [files, question, options, answer], stage, api_name="use_upload")
+    gallery.select(load_example, None, stage, api_visibility="private")
 
-    ask_inputs = [spec, *models, shots, cot, perturbation, *keys]
+    answers = [status, grid, prompts, query]
     # Async and API-bound: many at once cost little (local models queue on their own worker).
-    ask.click(with_key_parameters(probe), ask_inputs, [status, *pane_outputs], api_name="probe", concurrency_limit=32)
-    again = {
-        "Again 4-shot": lambda: (4, False, "none"),
-        "Again with CoT": lambda: (gr.update(), True, gr.update()),
-        "Again upside down": lambda: (gr.update(), gr.update(), "flip-vertical"),
-        "Again without image": lambda: (gr.update(), gr.update(), "no-image"),
-    }
-    for label, settings in again.items():
-        compare[label].click(settings, None, [shots, cot, perturbation], api_visibility="private").then(
-            probe, ask_inputs, [status, *pane_outputs], concurrency_limit=8, api_visibility="private"
-        )
-    return {"spec": spec, "generate": generate, "ask": ask}
+    ask.click(None, None, None, js=SCROLL_TO_GRID).then(
+        with_key_parameters(probe), [spec, *models, conditions, *keys], answers, api_name="probe", concurrency_limit=32
+    ).then(None, query, link, js=SET_ADDRESS).then(lambda q: gr.update(visible=bool(q)), query, link,
+                                                  api_visibility="private")  # fmt: skip
+    on_load = (replay_link, None, [*stage, *models, conditions, grid, prompts, query])
+    return {"spec": spec, "generate": generate, "ask": ask, "on_load": on_load, "stage": stage}
 
 
-def _preview(spec: item_choice.ItemSpec) -> tuple:
+# --- the stage --------------------------------------------------------------------------------
+
+
+def _view(spec: item_choice.ItemSpec) -> list[Any]:
+    """Images for the stage's slots (None hides a slot), the question and the answer."""
     _, item = item_choice.resolve(spec)
     images, question, answer = item_choice.describe(item)
-    return spec, images, escape(question), escape(answer), ""
+    slots = [images[i] if i < len(images) else None for i in range(MAX_IMAGES)]
+    if len(images) > MAX_IMAGES:
+        question += f"\n\n({len(images)} images; the stage shows the first {MAX_IMAGES})"
+    return [*slots, escape(question), escape(answer)]
 
 
-def generate_stimulus(task: str, params: str, seed: float | None) -> tuple:
+def _stage(spec: item_choice.ItemSpec, status: str = "") -> list[Any]:
+    view = _view(spec)
+    slots = [gr.update(value=image, visible=image is not None) for image in view[:MAX_IMAGES]]
+    return [spec, *slots, *view[MAX_IMAGES:], status]
+
+
+def _unchanged_stage(message: str) -> list[Any]:
+    return [gr.update()] * (1 + MAX_IMAGES + 2) + [_status(message, warning=True)]
+
+
+def _status(message: str, warning: bool = False) -> str:
+    """Plain text as HTML: a message is never read as markup (a path or a quote shows as itself)."""
+    mark = "⚠ " if warning else ""
+    return f'<p class="probe-status{" warning" if warning else ""}">{mark}{html.escape(message)}</p>' if message else ""
+
+
+def generate_stimulus(task: str, params: str, seed: float | None) -> list[Any]:
     try:
         bounds = limits()
         task, params = bounds.text("task", task), bounds.text("parameters", params)
-        return _preview(item_choice.generated_spec(task, params, whole_number("seed", seed, 0, MAX_SEED, default=0)))
+        return _stage(item_choice.generated_spec(task, params, whole_number("seed", seed, 0, MAX_SEED, default=0)))
     except Exception as exc:  # noqa: BLE001 - user_message logs what is not the visitor's mistake
-        return gr.update(), gr.update(), gr.update(), gr.update(), f"⚠ {escape(user_message(exc))}"
+        return _unchanged_stage(user_message(exc))
 
 
-def load_item(benchmark_id: str, data: str, index: float | None) -> tuple:
+def load_item(benchmark_id: str, data: str, index: float | None) -> list[Any]:
     try:
         bounds = limits()
         index = whole_number("item number", index, 0, MAX_SEED, default=0)
         spec = item_choice.benchmark_spec(bounds.benchmark(benchmark_id or ""), bounds.data(data), index)
-        return (*_preview(spec), spec.index)
+        return [*_stage(spec), spec.index]
     except Exception as exc:  # noqa: BLE001 - user_message logs what is not the visitor's mistake
-        return gr.update(), gr.update(), gr.update(), gr.update(), f"⚠ {escape(user_message(exc))}", gr.update()
+        return [*_unchanged_stage(user_message(exc)), gr.update()]
 
 
-def upload_item(files: list[str] | None, question: str, options: str, answer: str) -> tuple:
+def upload_item(files: list[str] | None, question: str, options: str, answer: str) -> list[Any]:
     try:
-        return _preview(item_choice.upload_spec(files or [], question, options, answer))
+        return _stage(item_choice.upload_spec(files or [], question, options, answer))
     except Exception as exc:  # noqa: BLE001 - user_message logs what is not the visitor's mistake
-        return gr.update(), gr.update(), gr.update(), gr.update(), f"⚠ {escape(user_message(exc))}"
+        return _unchanged_stage(user_message(exc))
+
+
+def load_example(event: gr.SelectData) -> list[Any]:
+    try:
+        return _stage(examples.spec_of(examples.EXAMPLES[int(event.index)]))
+    except Exception as exc:  # noqa: BLE001 - user_message logs what is not the visitor's mistake
+        return _unchanged_stage(user_message(exc))
+
+
+# --- asking -----------------------------------------------------------------------------------
 
 
 async def probe(
@@ -195,104 +219,119 @@ async def probe(
     model_2: str | None,
     model_3: str | None,
     model_4: str | None,
-    shots: int,
-    cot: bool,
-    perturbation: str,
+    chosen_conditions: Sequence[str] | None,
     *typed_keys: str,
-) -> AsyncIterator[list]:
-    """Ask every chosen model; yield after each answer so panes fill in the order answers come.
-    Each frame sends only the panes that changed (images are the costly part of a frame).
-    `typed_keys` are the visitor's key boxes, one per key provider (`ui.common.key_boxes`)."""
-    panes: list[list[Any]] = [["", "", [], ""] for _ in range(MAX_MODELS)]
-
-    def frame(status: str, changed: Iterable[int] = range(MAX_MODELS)) -> list:
-        changed = set(changed)
-        values = [panes[slot] if slot in changed else [gr.skip()] * 4 for slot in range(MAX_MODELS)]
-        return [status, *[value for pane in values for value in pane]]
-
-    chosen = [(slot, m.strip()) for slot, m in enumerate([model_1, model_2, model_3, model_4]) if m and m.strip()]
+) -> AsyncIterator[list[Any]]:
+    """Ask every chosen model under every chosen condition; the grid fills as answers come (one
+    failing model or condition fails only its own cells). Yields [status, grid, prompts, query]."""
+    models = list(dict.fromkeys(m.strip() for m in (model_1, model_2, model_3, model_4) if m and m.strip()))
+    names = [name for name in CONDITIONS if name in (chosen_conditions or [])]
     keys = session_keys(*typed_keys)
     try:
-        if not chosen:
+        if not models:
             raise UsageError("choose at least one model")
-        mode = Mode(whole_number("number of shots", shots, 0, MAX_SHOTS, default=0), bool(cot))
-        perturb.check(limits().text("perturbation", perturbation))
-        backends = [(slot, backend_for(model_id, keys)) for slot, model_id in chosen]
+        if not names:
+            raise UsageError("tick at least one condition ('as asked' is the item as it is)")
+        for model in models:
+            limits().text("model id", model)
         benchmark, item = item_choice.resolve(spec)
-        room_for(request, len(chosen))
-        charge(request, sum(paid_by_server(m, keys) for _, m in chosen))
-        _, prompt = await asyncio.to_thread(assemble_prompt, benchmark, item, mode, perturbation)
-        sent_images = await asyncio.to_thread(_prompt_images, prompt.messages)
+        backends, refused = {}, {}
+        for model in models:  # a model that cannot be asked fails only its own row
+            try:
+                backends[model] = backend_for(model, keys)
+            except Exception as exc:  # noqa: BLE001 - user_message logs what is not the visitor's mistake
+                refused[model] = user_message(exc)
+        room_for(request, len(backends) * len(names))
+        charge(request, sum(paid_by_server(m, keys) for m in backends) * len(names))
+        prompts = await asyncio.to_thread(_prompts, benchmark, item, names)
     except Exception as exc:  # noqa: BLE001 - user_message logs what is not the visitor's mistake
-        yield frame(f"⚠ {escape(user_message(exc))}")
+        yield [_status(user_message(exc), warning=True), gr.update(), gr.update(), gr.update()]
         return
+    cells = {(m, n): Cell("failed", message=refused[m]) if m in refused else Cell() for m in models for n in names}
+    query = _query(spec, models, names)
+    yield [_status(f"Asking {len(models)} model(s) under {len(names)} condition(s)…"),
+           grid_html(item, models, names, cells), prompts_html(prompts), gr.update()]  # fmt: skip
+    done: asyncio.Queue = asyncio.Queue()
+    store = store_for(request)
 
-    # The same settings as `python -m probes run` (seed 0 by default), so answers are shared
-    # through the cache between the CLI, Evaluate and this tab.
-    config = GenerateConfig(max_tokens=mode.max_tokens, seed=0)
-    finished: asyncio.Queue = asyncio.Queue()
-
-    async def ask_one(slot: int, backend) -> None:
+    async def ask_one(model: str, name: str) -> None:
+        condition = CONDITIONS[name]
+        plan = RunPlan(benchmark, [item], [backends[model]], condition.mode, condition.perturbation,
+                       probe_config(condition), origin=Origin.PROBE)  # fmt: skip
         try:
-            plan = RunPlan(benchmark, [item], [backend], mode, perturbation, config, origin=Origin.PROBE)
-            [result] = await run_within(plan, store_for(request), limits().deadline)
-            await finished.put((slot, result, None))
-        except Exception as exc:  # noqa: BLE001 - one model's failure is its own pane's message
-            await finished.put((slot, None, user_message(exc)))
+            preflight(plan)
+        except RunError as exc:  # this condition does not apply to this item (no examples, no options)
+            await done.put((model, name, Cell("n/a", message=str(exc))))
+            return
+        except Exception as exc:  # noqa: BLE001 - the model cannot run here: its own cells say why
+            await done.put((model, name, Cell("failed", message=user_message(exc))))
+            return
+        try:
+            [result] = await run_within(plan, store, limits().deadline)
+            await done.put((model, name, Cell("done", result)))
+        except Exception as exc:  # noqa: BLE001 - one failing cell fails only itself
+            await done.put((model, name, Cell("failed", message=user_message(exc))))
 
-    for slot, model_id in chosen:
-        panes[slot][0] = f"**{escape(model_id)}** · asking…"
-    yield frame(f"Asking {len(chosen)} model(s), {mode.label}, perturbation {perturbation}…")
-    tasks = [asyncio.create_task(ask_one(slot, backend)) for slot, backend in backends]
+    tasks = [asyncio.create_task(ask_one(m, n)) for m in backends for n in names]
+    if not tasks:
+        yield [
+            _status("no model could be asked", warning=True),
+            grid_html(item, models, names, cells),
+            prompts_html(prompts),
+            "",
+        ]
+        return
     try:
-        for done in range(1, len(tasks) + 1):
-            slot, result, error = await finished.get()
-            if result is not None:
-                panes[slot][:2] = [result_summary(result, _target_text(item, result)), result.reply or ""]
-            else:
-                panes[slot][:2] = [f"**{escape(chosen_id(chosen, slot))}** · ⚠ {escape(error or '')}", ""]
-            panes[slot][2:] = [sent_images, _prompt_text(prompt.messages)]
-            # The last frame carries every pane: an API client reads its answer from it.
-            yield frame(f"{done} of {len(tasks)} answered", changed=[slot] if done < len(tasks) else range(MAX_MODELS))
+        for finished in range(1, len(tasks) + 1):
+            model, name, cell = await done.get()
+            cells[(model, name)] = cell
+            last = finished == len(tasks)
+            status = f"{finished} of {len(tasks)} answered" + (
+                " · the address now replays this probe" if last and query else ""
+            )
+            # The last frame carries everything: an API client reads its answer from it.
+            shown_prompts = prompts_html(prompts) if last else gr.skip()
+            yield [_status(status), grid_html(item, models, names, cells), shown_prompts, query if last else gr.skip()]
     finally:
         for task in tasks:
             task.cancel()
 
 
-def chosen_id(chosen: list[tuple[int, str]], slot: int) -> str:
-    return next(model_id for s, model_id in chosen if s == slot)
+def _prompts(benchmark: Benchmark, item: Item, names: Sequence[str]) -> dict[str, Any]:
+    """Each condition's prompt (what every model is sent), or why it cannot be built."""
+    prompts: dict[str, Any] = {}
+    for name in names:
+        condition = CONDITIONS[name]
+        try:
+            prompts[name] = assemble_prompt(benchmark, item, condition.mode, condition.perturbation)[1].messages
+        except Exception as exc:  # noqa: BLE001 - shown in place of the prompt
+            prompts[name] = user_message(exc)
+    return prompts
 
 
-def _target_text(item, result: Result) -> str | None:
-    if item.target is None:
-        return None
-    if item.options and isinstance(result.target, int):
-        return f"{item.labels[result.target]}"
-    return item.target_text()
+def _query(spec: item_choice.ItemSpec | None, models: Sequence[str], names: Sequence[str]) -> str:
+    encoded = encode(spec, models, names) if spec is not None else None
+    return f"?probe={encoded}" if encoded else ""
 
 
-def _prompt_images(messages: tuple[Message, ...]) -> list[tuple[str, str]]:
-    """The images sent, in order, as PNG files written once (by content): every pane and every
-    frame reuses the file instead of encoding the picture again."""
-    images = []
-    for message in messages:
-        for part in message.parts:
-            if isinstance(part, ImagePart):
-                images.append((image_file(part), f"image {len(images) + 1} ({message.role})"))
-    return images
+# --- a link that replays ------------------------------------------------------------------------
 
 
-def _prompt_text(messages: tuple[Message, ...]) -> str:
-    """The conversation as sent, images marked where they stand."""
-    lines = []
-    count = 0
-    for message in messages:
-        pieces = []
-        for part in message.parts:
-            if isinstance(part, ImagePart):
-                count += 1
-                pieces.append(f"[image {count}]")
-            else:
-                pieces.append(part.text)
-        lines.append(f"--- {message.role} ---\n" + "\n".join(pieces))
-    return "\n\n".join(lines)
+def replay_link(request: gr.Request) -> list[Any]:
+    """On page load: a `?probe=` address puts its item on the stage, its models and conditions
+    in their boxes, and its answers in the grid, from the cache; nothing is sent."""
+    value = (getattr(request, "query_params", None) or {}).get("probe") if request is not None else None
+    stage_size = 1 + MAX_IMAGES + 3  # spec, images, question, answer, status
+    unchanged = [gr.update()] * (stage_size + MAX_MODELS + 4)
+    if not value:
+        return unchanged
+    try:
+        spec, models, names = decode(limits().text("link", value))
+        stage = _stage(spec, _status("Replayed from the cache: nothing was sent. Press Ask to ask again."))
+        benchmark, item = item_choice.resolve(spec)
+        cells = replay(spec, models, names, stores_to_read(request))
+        boxes = [gr.update(value=models[i] if i < len(models) else None) for i in range(MAX_MODELS)]
+        return [*stage, *boxes, gr.update(value=names), grid_html(item, models, names, cells),
+                prompts_html(_prompts(benchmark, item, names)), f"?probe={value}"]  # fmt: skip
+    except Exception as exc:  # noqa: BLE001 - user_message logs what is not the visitor's mistake
+        return [*unchanged[: stage_size - 1], _status(user_message(exc), warning=True), *unchanged[stage_size:]]

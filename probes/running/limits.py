@@ -91,14 +91,18 @@ class Limits:
         server's disk or make it download any dataset."""
         data = (data or "").strip() or None
         if data is not None and self.public:
-            raise LimitExceeded("this public playground reads no data folders: use the built-in benchmarks or upload images")
+            raise LimitExceeded(
+                "this public playground reads no data folders: use the built-in benchmarks or upload images"
+            )
         return data
 
     def benchmark(self, benchmark_id: str) -> str:
         """Benchmark ids naming a server path (`custom:PATH`) are off limits in public mode."""
         self.text("benchmark id", benchmark_id)
         if self.public and ":" in benchmark_id:
-            raise LimitExceeded("this public playground runs no folders of the server (custom:PATH): upload images instead")
+            raise LimitExceeded(
+                "this public playground runs no folders of the server (custom:PATH): upload images instead"
+            )
         return benchmark_id
 
     def model(self, model_id: str, catalogue: set[str], own_key: bool) -> str:

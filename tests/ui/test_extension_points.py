@@ -132,7 +132,7 @@ def test_a_generated_family_outside_blind_appears_in_every_stimulus_tab(toy_fami
     page.locator("#probe-params input, #probe-params textarea").first.fill("dots=3")
     page.click("#probe-generate")
     expect(page.locator("#probe-item-text")).to_contain_text("How many black dots")
-    expect(page.locator("#probe-item-images img").first).to_be_visible()
+    expect(page.locator("#probe-stage-images img").first).to_be_visible()
 
     # Stimulus lab: listed, with a control for its own parameter and the generator's truth.
     page.get_by_role("tab", name="Stimulus lab").click()

@@ -5,6 +5,7 @@ visitors cannot read the server's disk, spend past the budgets, or spoil each ot
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from pathlib import Path
@@ -54,10 +55,10 @@ def while_attacked(url: str, attack, bound: Bound) -> str:
     thread = threading.Thread(target=lambda: outcome.setdefault("value", attack()))
     thread.start()
     other = Client(url, verbose=False)
-    images, _, _, status = other.predict("blind/touching-circles", "gap=0.1", 3, api_name="/generate_stimulus")
+    *images, _, _, status = other.predict("blind/touching-circles", "gap=0.1", 3, api_name="/generate_stimulus")
     thread.join(timeout=120)
     assert not thread.is_alive(), "the attack was never answered"
-    assert images and status == ""
+    assert images[0] and status == ""
     return str(outcome.get("value"))
 
 
@@ -88,24 +89,25 @@ def test_concurrency_designs_and_counts_past_the_bounds_are_refused_before_work(
     attack = lambda: client.predict(  # noqa: E731
         "blind/line-intersections", "images=100000000", 1, api_name="/generate_stimulus"
     )
-    status = while_attacked(url, lambda: attack()[3], bound)
+    status = while_attacked(url, lambda: attack()[6], bound)
     assert "would design" in status
     for params in ("resolution=100000", "images=nan", "images=1e400"):
-        status = client.predict("blind/line-intersections", params, 1, api_name="/generate_stimulus")[3]
-        assert status.startswith("⚠"), params
+        status = client.predict("blind/line-intersections", params, 1, api_name="/generate_stimulus")[6]
+        assert "⚠" in status, params
 
 
 def test_public_mode_reads_no_server_path_and_says_nothing_of_one(public, tmp_path):
     _, client = public()
     home = str(Path.home())
     for data in (home, "csebuetnlp/illusionVQA-Comprehension", str(tmp_path / "nowhere")):
-        status = client.predict("illusionvqa/comprehension", data, 0, api_name="/load_item")[3]
+        status = client.predict("illusionvqa/comprehension", data, 0, api_name="/load_item")[6]
         assert "reads no data folders" in status and home not in status and str(tmp_path) not in status
     status = evaluate(client, benchmarks=[f"custom:{home}"])
     assert "no folders of the server" in status and home not in status
     for model in ("hf/someone/any-model", f"hf/{tmp_path}", "hf//etc"):
-        status = client.predict(model, None, None, None, 0, False, "none", "", "", api_name="/probe")[0]
-        assert "local models here are only" in status and str(tmp_path) not in status
+        grid = client.predict(model, None, None, None, ["as asked"], "", "", api_name="/probe")[1]
+        messages = " ".join(re.findall(r"<small>(.*?)</small>", grid))  # what the server says (the model id is the visitor's)
+        assert "local models here are only" in messages and str(tmp_path) not in messages
 
 
 def test_uploads_are_counted_and_measured_before_anything_is_decoded(public, tmp_path):
@@ -114,11 +116,11 @@ def test_uploads_are_counted_and_measured_before_anything_is_decoded(public, tmp
     huge = tmp_path / "huge.png"
     Image.new("L", (6300, 6300), 255).save(huge, optimize=True)  # 40 MP, a few hundred KB
     status, took = timed(
-        lambda: client.predict([handle_file(str(huge))] * 20, "How many?", "", "", api_name="/use_upload")[3]
+        lambda: client.predict([handle_file(str(huge))] * 20, "How many?", "", "", api_name="/use_upload")[6]
     )
     assert "20 images uploaded; at most 4" in status
     bound.check(took, "20 huge uploads")
-    status = client.predict([handle_file(str(huge))], "How many?", "", "", api_name="/use_upload")[3]
+    status = client.predict([handle_file(str(huge))], "How many?", "", "", api_name="/use_upload")[6]
     assert "6300 x 6300 pixels; at most 16 million" in status
 
 
@@ -126,7 +128,7 @@ def test_a_long_text_is_refused_without_being_echoed(public):
     _, client = public()
     bound = Bound(client)
     text = "gap=" + "9" * 2_000_000
-    status, took = timed(lambda: client.predict("blind/touching-circles", text, 1, api_name="/generate_stimulus")[3])
+    status, took = timed(lambda: client.predict("blind/touching-circles", text, 1, api_name="/generate_stimulus")[6])
     assert "at most 10,000 are allowed" in status and len(status) < 300
     bound.check(took, "a 2 MB text field")
 
@@ -138,7 +140,7 @@ def test_ten_fresh_sessions_send_at_most_the_global_budget(public):
         for session in range(10):
             visitor = Client(url, verbose=False)
             visitor.predict("blind/touching-circles", "", session, api_name="/generate_stimulus")
-            answer = visitor.predict("openai/gpt-4o", None, None, None, 0, False, "none", "", "", api_name="/probe")
+            answer = visitor.predict("openai/gpt-4o", None, None, None, ["as asked"], "", "", api_name="/probe")
             statuses.append(answer[0])
         assert server.request_count == 6
     assert sum("budget" in s for s in statuses) == 4 and all("paste your own key" in s for s in statuses if "budget" in s)

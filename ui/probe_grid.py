@@ -1,0 +1,142 @@
+"""The Probe tab's answers: conditions to compare (each one change from the item as asked), and
+the models x conditions grid with each cell's parsed answer, right or wrong, latency and reply;
+below it the exact prompt of each condition, once, with its images.
+
+Rendered as HTML by us, every piece of model text through `html.escape`: nothing a model writes
+is ever interpreted (no markup, no links, no images)."""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from PIL import Image
+
+from models.types import ImagePart, Message
+from probes.core.types import AnswerKind, Condition, Item, Mode, Result, Status
+
+# Each condition is one change from the item as asked, never a pile of them.
+CONDITIONS: dict[str, Condition] = {
+    "as asked": Condition(Mode(), "none"),
+    "4-shot": Condition(Mode(4), "none"),
+    "chain of thought": Condition(Mode(0, True), "none"),
+    "upside down": Condition(Mode(), "flip-vertical"),
+    "grayscale": Condition(Mode(), "grayscale"),
+    "smaller (256 px)": Condition(Mode(), "resize-256"),
+    "no image": Condition(Mode(), "no-image"),
+    "options rotated": Condition(Mode(), "rotate-options-1"),
+}
+DEFAULT_CONDITIONS = ("as asked",)
+THUMBNAIL = 160  # px, the longer side of a prompt's image in the prompt panel
+
+
+@dataclass
+class Cell:
+    """One model under one condition: waiting, answered (a result), failed, or not applicable."""
+
+    state: str = "waiting"  # waiting | done | failed | n/a | missing (a replay found no cached answer)
+    result: Result | None = None
+    message: str = ""
+
+
+def shown_answer(item: Item, value: object) -> str:
+    """A parsed value as a person reads it: an option's label and text, Yes/No, (r, c) ..."""
+    if value is None:
+        return "—"
+    if item.kind is AnswerKind.CHOICE and isinstance(value, int) and 0 <= value < len(item.options):
+        text = item.options[value]
+        return f"{item.labels[value]}. {text[:60]}{'…' if len(text) > 60 else ''}"
+    if item.kind is AnswerKind.YES_NO:
+        return "Yes" if value == "yes" else "No"
+    if item.kind is AnswerKind.PAIR and isinstance(value, list | tuple) and len(value) == 2:
+        return f"({value[0]}, {value[1]})"
+    if isinstance(value, list):
+        return ", ".join(map(str, value))
+    return str(value)
+
+
+def _cell_html(item: Item, cell: Cell) -> str:
+    if cell.state == "waiting":
+        return '<td class="cell waiting">asking…</td>'
+    if cell.state in ("failed", "n/a", "missing"):
+        label = {"failed": "⚠ failed", "n/a": "does not apply", "missing": "not in the cache"}[cell.state]
+        return f'<td class="cell {cell.state.replace("/", "")}"><b>{label}</b><small>{html.escape(cell.message)}</small></td>'
+    result = cell.result
+    assert result is not None
+    if result.status is Status.ERROR:
+        return f'<td class="cell failed"><b>⚠ no reply</b><small>{html.escape(result.error or "")}</small></td>'
+    verdict = {True: ("right", "✓"), False: ("wrong", "✗"), None: ("ungraded", "–")}[result.correct]
+    answer = shown_answer(item, result.parsed) if result.status is Status.ANSWERED else result.status.value
+    latency = "" if result.latency is None else f"{result.latency:.2f} s"
+    cached = " · cached" if result.cached else ""
+    reply = html.escape(result.reply or "")
+    return (
+        f'<td class="cell {verdict[0]}"><b>{verdict[1]} {html.escape(answer)}</b>'
+        f"<small>{latency}{cached}</small>"
+        f"<details><summary>reply</summary><pre>{reply}</pre></details></td>"
+    )
+
+
+def grid_html(
+    item: Item, models: Sequence[str], conditions: Sequence[str], cells: Mapping[tuple[str, str], Cell]
+) -> str:
+    """The models x conditions table; empty before anything is asked."""
+    if not models or not conditions:
+        return ""
+    head = "".join(f"<th>{html.escape(name)}</th>" for name in conditions)
+    rows = []
+    for model in models:
+        tds = "".join(_cell_html(item, cells.get((model, name), Cell())) for name in conditions)
+        rows.append(f'<tr><th class="model">{html.escape(model)}</th>{tds}</tr>')
+    expected = ""
+    if item.target is not None:
+        expected = (
+            f'<p class="expected">Right answer: <b>{html.escape(shown_answer(item, _target_value(item)))}</b></p>'
+        )
+    return (
+        f'<div class="probe-grid-wrap">{expected}<table class="probe-grid"><thead><tr><th></th>{head}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table></div>"
+    )
+
+
+def _target_value(item: Item) -> object:
+    if item.kind is AnswerKind.PAIR:
+        return list(item.target)
+    return item.target
+
+
+def prompts_html(prompts: Mapping[str, tuple[Message, ...] | str]) -> str:
+    """Each condition's prompt once: its turns in order, images as small pictures where they stand.
+    A condition whose prompt could not be built says why instead."""
+    blocks = []
+    for name, messages in prompts.items():
+        if isinstance(messages, str):
+            body = f"<p>{html.escape(messages)}</p>"
+            count = ""
+        else:
+            images = sum(len(m.images) for m in messages)
+            count = f" · {len(messages)} turn{'s' * (len(messages) != 1)}, {images} image{'s' * (images != 1)}"
+            body = "".join(_turn_html(message) for message in messages)
+        blocks.append(f"<details><summary>Prompt: {html.escape(name)}{count}</summary>{body}</details>")
+    return f'<div class="probe-prompts">{"".join(blocks)}</div>' if blocks else ""
+
+
+def _turn_html(message: Message) -> str:
+    pieces = []
+    for part in message.parts:
+        if isinstance(part, ImagePart):
+            pieces.append(f'<img class="prompt-image" alt="image sent" src="{thumbnail_uri(part.rgb)}">')
+        else:
+            pieces.append(f"<pre>{html.escape(part.text)}</pre>")
+    return f'<div class="turn {message.role}"><span class="role">{message.role}</span>{"".join(pieces)}</div>'
+
+
+def thumbnail_uri(image: Image.Image) -> str:
+    small = image.copy()
+    small.thumbnail((THUMBNAIL, THUMBNAIL))
+    buffer = io.BytesIO()
+    small.convert("RGB").save(buffer, format="PNG", optimize=False)
+    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")

@@ -1,0 +1,107 @@
+"""A link that replays a probe: the page address carries the item, the models and the conditions
+(`?probe=...`, compact JSON in URL-safe base64); opening it draws the same grid from the store's
+cache without sending a single request. Uploads cannot be shared (their files are the visitor's
+and temporary); generated stimuli and benchmark items can.
+
+A replay looks each request up exactly as the runner would (same prompt, same settings, same cache
+key) and grades the cached reply with the same path as a run; it writes nothing."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from models.types import BackendError, GenerateConfig
+from probes.asking.prompting import assemble_prompt
+from probes.core.errors import ProbeError, UsageError
+from probes.core.types import Condition, ItemRef, Origin
+from probes.reading.grading import grade_reply
+from probes.running import answerers
+from probes.running.runner import cache_key
+from probes.running.store import Store
+from ui.items import ItemSpec, resolve
+from ui.probe_grid import CONDITIONS, Cell
+
+MAX_LINK = 4_000  # characters of the `probe` value
+MAX_MODELS = 4
+
+
+def probe_config(condition: Condition) -> GenerateConfig:
+    """The settings of a Probe tab request: as `python -m probes run` (seed 0), so the CLI,
+    Evaluate and this tab share the cache."""
+    return GenerateConfig(max_tokens=condition.mode.max_tokens, seed=0)
+
+
+def encode(spec: ItemSpec, models: Sequence[str], conditions: Sequence[str]) -> str | None:
+    """The `probe` query value for this probe, or None when it cannot be shared (an upload)."""
+    if spec.source == "upload":
+        return None
+    data: dict[str, Any] = {"s": spec.source, "b": spec.benchmark, "i": spec.index, "m": list(models),
+                            "c": list(conditions)}  # fmt: skip
+    if spec.params:
+        data["p"] = spec.params
+    raw = json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode()
+    return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
+
+
+def decode(value: str) -> tuple[ItemSpec, list[str], list[str]]:
+    """The probe a link names; UsageError for anything that is not one (a link is visitor input)."""
+    broken = UsageError("this link does not name a probe (it may have been cut short)")
+    if not value or len(value) > MAX_LINK:
+        raise broken
+    try:
+        data = json.loads(base64.urlsafe_b64decode(value + "=" * (-len(value) % 4)))
+    except (binascii.Error, ValueError, UnicodeDecodeError):
+        raise broken from None
+    if not isinstance(data, dict) or data.get("s") not in ("generated", "benchmark"):
+        raise broken
+    models, conditions = data.get("m"), data.get("c")
+    params = data.get("p") or {}
+    ok = (
+        isinstance(data.get("b"), str)
+        and isinstance(data.get("i"), int)
+        and isinstance(models, list) and 0 < len(models) <= MAX_MODELS and all(isinstance(m, str) for m in models)
+        and isinstance(conditions, list) and all(c in CONDITIONS for c in conditions) and conditions
+        and isinstance(params, dict)
+        and all(isinstance(k, str) and isinstance(v, list) and all(isinstance(x, str) for x in v) for k, v in params.items())
+    )  # fmt: skip
+    if not ok:
+        raise broken
+    spec = ItemSpec(data["s"], data["b"], data["i"], params=params)
+    return spec, models, conditions
+
+
+def replay(
+    spec: ItemSpec, models: Sequence[str], conditions: Sequence[str], stores: Sequence[Store]
+) -> dict[tuple[str, str], Cell]:
+    """Each cell from the cache of `stores`, graded as a run would grade it; nothing is sent."""
+    benchmark, item = resolve(spec)
+    cells: dict[tuple[str, str], Cell] = {}
+    for name in conditions:
+        condition = CONDITIONS[name]
+        try:
+            asked, prompt = assemble_prompt(benchmark, item, condition.mode, condition.perturbation)
+        except ProbeError as exc:
+            for model in models:
+                cells[(model, name)] = Cell("n/a", message=str(exc))
+            continue
+        config = probe_config(condition)
+        for model in models:
+            try:
+                answerer = answerers.create(model)
+            except (ProbeError, BackendError) as exc:  # a model id no provider knows
+                cells[(model, name)] = Cell("failed", message=str(exc))
+                continue
+            key = cache_key(answerer, config, prompt, asked.possible_answers())
+            cached = next((found for store in stores if (found := store.cached(key)) is not None), None)
+            if cached is None:
+                cells[(model, name)] = Cell("missing", message="press Ask to send it")
+                continue
+            ref = ItemRef.of(asked, Origin.PROBE)
+            result = grade_reply(benchmark, asked, cached.text, model, condition, ref, latency=cached.latency,
+                                 cached=True)  # fmt: skip
+            cells[(model, name)] = Cell("done", result)
+    return cells
