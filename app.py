@@ -9,6 +9,8 @@ from pathlib import Path
 
 import gradio as gr
 
+# ZeroGPU needs its GPU function to exist when the app starts (it does nothing where ZeroGPU is absent).
+import models.hf_zerogpu  # noqa: F401
 from probes.core.errors import ProbeError
 from probes.running.limits import current as limits
 from ui.about import build_about

@@ -129,6 +129,10 @@ def load_endpoints(path: str | os.PathLike | None = None) -> tuple[Endpoint, ...
         data = tomllib.loads(file.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ModelIdError(f"models file {file} does not exist") from None
+    except IsADirectoryError:
+        raise ModelIdError(f"models file {file} is a folder: name the TOML file itself") from None
+    except OSError as exc:
+        raise ModelIdError(f"models file {file} cannot be read ({exc.strerror})") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ModelIdError(f"models file {file} is not valid TOML: {exc}") from None
     endpoints = []

@@ -62,7 +62,10 @@ def model_choices() -> list[tuple[str, str]]:
     for info in infos:
         if bounds.public and info.id.startswith("hf/") and info.id.partition("/")[2] not in bounds.hf_models:
             continue
-        label = info.id if info.available else f"{info.id} (unavailable: {info.reason})"
+        if info.available:
+            label = f"{info.id} ({info.reason})" if info.reason else info.id  # e.g. "downloads 513 MB on first use"
+        else:
+            label = f"{info.id} (unavailable: {info.reason})"
         choices.append((label, info.id))
     return list(dict.fromkeys(choices))
 

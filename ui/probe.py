@@ -13,6 +13,7 @@ from typing import Any
 
 import gradio as gr
 
+from models.hf_backend import loaded_models, loading_progress
 from probes.asking.prompting import assemble_prompt
 from probes.core.benchmark import Benchmark
 from probes.core.errors import RunError, UsageError
@@ -273,6 +274,7 @@ async def probe(
             await done.put((model, name, Cell("failed", message=user_message(exc))))
 
     tasks = [asyncio.create_task(ask_one(m, n)) for m in backends for n in names]
+    local = [m for m in backends if m.startswith("hf/")]
     if not tasks:
         yield [
             _status("no model could be asked", warning=True),
@@ -282,8 +284,16 @@ async def probe(
         ]
         return
     try:
-        for finished in range(1, len(tasks) + 1):
-            model, name, cell = await done.get()
+        finished = 0
+        while finished < len(tasks):
+            try:  # a local model may take a while to download and load: say how far it is
+                model, name, cell = await asyncio.wait_for(done.get(), timeout=1.0 if local else None)
+            except TimeoutError:
+                loading = [f"{m}: {p.message}" for m in local if (p := loading_progress(m)).busy]
+                if loading:
+                    yield [_status("; ".join(loading)), gr.skip(), gr.skip(), gr.skip()]
+                continue
+            finished += 1
             cells[(model, name)] = cell
             last = finished == len(tasks)
             status = f"{finished} of {len(tasks)} answered" + (
@@ -319,11 +329,15 @@ def _query(spec: item_choice.ItemSpec | None, models: Sequence[str], names: Sequ
 
 def replay_link(request: gr.Request) -> list[Any]:
     """On page load: a `?probe=` address puts its item on the stage, its models and conditions
-    in their boxes, and its answers in the grid, from the cache; nothing is sent."""
+    in their boxes, and its answers in the grid, from the cache; nothing is sent. Without one, a
+    local model already loaded takes the second model's place (it needs no key and is warm)."""
     value = (getattr(request, "query_params", None) or {}).get("probe") if request is not None else None
     stage_size = 1 + MAX_IMAGES + 3  # spec, images, question, answer, status
     unchanged = [gr.update()] * (stage_size + MAX_MODELS + 4)
     if not value:
+        loaded = loaded_models()  # a local model already in memory answers at once: offer it
+        if loaded:
+            unchanged[stage_size + 1] = gr.update(value=loaded[-1])
         return unchanged
     try:
         spec, models, names = decode(limits().text("link", value))
