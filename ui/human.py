@@ -1,6 +1,12 @@
 """Human tab: a person takes a benchmark's items one at a time, timed, and is scored like a model
 (model id `human/<name>`); and judges mark generated texture words natural or not (ui/judge.py).
 
+Made for a class: Enter starts, each answer is a key (Y/N, 1-4, A-D, the arrows of a
+two-alternative illusion; numbers typed and sent with Enter) and the next item follows at once;
+a bar and a clock show where the person is; the results list each item as a thumbnail, and a
+button leads to the Scoreboard, where people stand beside the models (ui/human_view.py draws
+these and holds the browser script).
+
 Each browser session keeps its own small state (item indices, position, when the item was shown,
 the answers so far), so a class can take a test together on one Space. Every answer is graded
 and stored the moment it arrives, so a half-finished session keeps what it answered. Timing is
@@ -10,7 +16,6 @@ measured on the server, from when an item was sent to when its answer came back.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -23,8 +28,10 @@ from probes.core.types import AnswerKind, Item, Status
 from probes.people import human
 from probes.running.limits import current as limits
 from probes.running.limits import whole_number
+from ui import human_view as view
 from ui import items as item_choice
 from ui.common import escape, user_message
+from ui.human_view import Answered
 from ui.judge import build_judge
 from ui.sessions import people_quota, session_tag, shared_store
 
@@ -39,20 +46,8 @@ HINTS = {
     AnswerKind.WORDS: "three words separated by commas",
     AnswerKind.TEXT: "a short answer",
 }
-TABLE_HEADERS = ["#", "item", "your answer", "correct answer", "result", "seconds"]
-MARKS = {True: "✓ right", False: "✗ wrong"}
-
-
-@dataclass(frozen=True)
-class Answered:
-    """One answer as the results table shows it."""
-
-    item: str
-    answer: str
-    expected: str
-    correct: bool | None
-    score: float | None
-    seconds: float
+IMAGE_HEIGHT = 420  # the item's images, whole (object-fit contain); a phone's CSS lowers it
+SCOREBOARD_JS = view.show_tab_js("scoreboard", "Scoreboard")
 
 
 @dataclass(frozen=True)
@@ -66,6 +61,7 @@ class TakeSession:
     tag: str | None = None  # in public mode, this session's mark on the name (human/<name> #tag)
     position: int = 0
     shown_at: float = 0.0  # when the current item was sent (server clock)
+    thumbnail: str = ""  # the current item's, kept for the results table
     answers: tuple[Answered, ...] = ()
 
     @property
@@ -73,19 +69,23 @@ class TakeSession:
         return self.position >= len(self.indices)
 
 
-def build_human() -> None:
+def build_human() -> dict[str, Any]:
+    """The tab; returns the Take section's start button and Scoreboard button (the Scoreboard
+    button switches tabs in the browser, so app.py wires nothing)."""
     with gr.Tabs(elem_id="human-sections"):
         with gr.Tab("Take a benchmark", id="human-take"):
-            _build_take()
+            take = _build_take()
         with gr.Tab("Judge texture words", id="human-judge") as judge_tab:
             refresh = build_judge()
         judge_tab.select(refresh["handler"], None, refresh["outputs"])
+    return take
 
 
-def _build_take() -> None:
+def _build_take() -> dict[str, Any]:
     state = gr.State(None)
-    with gr.Row():
-        with gr.Column(scale=1):
+    with gr.Row(elem_id="human-row"):
+        # The form steps aside while items are shown: the item gets the width.
+        with gr.Column(scale=1, min_width=280, elem_id="human-setup") as setup:
             name = gr.Textbox(label="Your name", placeholder="e.g. Ada", max_length=human.MAX_NAME,
                               info="letters, digits, spaces, - and _; you appear as human/<name>",
                               elem_id="human-name")  # fmt: skip
@@ -98,31 +98,45 @@ def _build_take() -> None:
                 count = gr.Number(DEFAULT_ITEMS, precision=0, minimum=1, maximum=MAX_ITEMS, label="Items",
                                   elem_id="human-count")  # fmt: skip
                 seed = gr.Number(0, precision=0, label="Seed", elem_id="human-seed")
-            gr.Markdown("Mode: 0-shot (no worked examples). The answers are shown at the end.")
-            start = gr.Button("Start", variant="primary", elem_id="human-start")
+            gr.Markdown("Mode: 0-shot (no worked examples). Answer with the keys shown under each item; "
+                        "the next item follows at once. The answers are shown at the end.")  # fmt: skip
+            start = gr.Button("Start (Enter)", variant="primary", elem_id="human-start")
         with gr.Column(scale=2):
             progress = gr.Markdown("Enter your name, choose a benchmark and press Start.", elem_id="human-progress")
-            # Preview mode: the whole image, fitted; thumbnails below when an item has several.
-            images = gr.Gallery(label="Item", height=420, columns=4, object_fit="contain", preview=True,
-                                interactive=False, visible=False, elem_id="human-images")  # fmt: skip
+            clock = gr.HTML(view.clock("idle"), js_on_load=view.SCRIPT, elem_id="human-clock")
+            # Whole images (contain); a single image large, several side by side.
+            images = gr.Gallery(label="Item", show_label=False, height=IMAGE_HEIGHT, columns=1, object_fit="contain",
+                                preview=True, allow_preview=True, interactive=False, visible=False,
+                                elem_id="human-images")  # fmt: skip
             question = gr.Markdown(elem_id="human-question")
             choice = gr.Radio([], label="Your answer", visible=False, elem_id="human-choice")
             answer = gr.Textbox(label="Your answer", visible=False, elem_id="human-answer")
+            keys = gr.Markdown(elem_id="human-keys")
             with gr.Row():
-                submit = gr.Button("Submit answer", variant="primary", visible=False, elem_id="human-submit")
-                finish = gr.Button("Finish now", visible=False, elem_id="human-finish")
+                submit = gr.Button("Submit answer (Enter)", variant="primary", visible=False, elem_id="human-submit")
+                finish = gr.Button("Finish now", size="sm", visible=False, scale=0, min_width=120,
+                                   elem_id="human-finish")  # fmt: skip
             status = gr.Markdown(elem_id="human-status")
             # The end: where the items were, so the person sees their score without scrolling.
             summary = gr.Markdown(elem_id="human-summary")
-    table = gr.Dataframe(headers=TABLE_HEADERS, datatype="str", interactive=False, visible=False,
-                         label="Your answers", elem_id="human-table")  # fmt: skip
+            to_scoreboard = gr.Button("See everyone on the Scoreboard →", visible=False, elem_id="human-to-scoreboard")
+            table = gr.HTML(visible=False, elem_id="human-table")
 
-    outputs = [state, progress, images, question, choice, answer, submit, finish, status, summary, table]
-    start.click(start_session, [name, benchmark, data, count, seed], outputs, api_name="human_start",
-                concurrency_limit=16)  # fmt: skip
+    outputs = [state, progress, clock, setup, images, question, choice, answer, keys, submit, finish, status,
+               summary, table, to_scoreboard]  # fmt: skip
+    begin = [name, benchmark, data, count, seed]
+    start.click(start_session, begin, outputs, api_name="human_start", concurrency_limit=16)
+    for trigger in (name.submit, count.submit, seed.submit):  # Enter in the form starts too
+        trigger(start_session, begin, outputs, api_visibility="private", concurrency_limit=16)
+    # Choosing an option is the answer (a click or a key); a second choice while the first is
+    # on its way is dropped ("once"), never counted for the next item.
+    choice.input(submit_answer, [state, choice, answer], outputs, api_visibility="private", concurrency_limit=16,
+                 trigger_mode="once")  # fmt: skip
     for trigger in (submit.click, answer.submit):
         trigger(submit_answer, [state, choice, answer], outputs, api_visibility="private", concurrency_limit=16)
     finish.click(finish_now, state, outputs, api_visibility="private")
+    to_scoreboard.click(None, js=SCOREBOARD_JS)
+    return {"start": start, "to_scoreboard": to_scoreboard}
 
 
 # --- handlers -------------------------------------------------------------------------------
@@ -167,7 +181,7 @@ def submit_answer(state: TakeSession | None, choice: str | None, text: str | Non
         return _unchanged(f"⚠ {escape(str(exc))}")
     shared_store().record(result)  # people's answers are shared (a class's pooled curve), names per session
     row = Answered(item.id, _shown_answer(item, given.strip()), _expected(item), result.correct, result.score,
-                   result.latency or 0.0)  # fmt: skip
+                   result.latency or 0.0, state.thumbnail)  # fmt: skip
     state = replace(state, position=state.position + 1, answers=(*state.answers, row))
     return _show(state, f"Answer {len(state.answers)} saved.")
 
@@ -190,49 +204,67 @@ def _show(state: TakeSession, status: str) -> list:
     if state.finished:
         return _end(state)
     _, item = _current(state)
-    pictures = [(source.load(), f"image {i + 1}") for i, source in enumerate(item.images)]
+    loaded = [source.load() for source in item.images]
+    pictures = [(image, None if len(loaded) == 1 else f"image {i + 1}") for i, image in enumerate(loaded)]
     if item.kind is AnswerKind.CHOICE:
         options = [(f"{label}. {text}", label) for label, text in zip(item.labels, item.options, strict=True)]
     else:
         options = [("Yes", "Yes"), ("No", "No")]
     radio = item.kind in RADIO_KINDS
+    keys = view.answer_keys(item)
     # Stamped last, after the images are drawn: the person's time starts when they can see it.
-    state = replace(state, shown_at=time.monotonic())
+    state = replace(state, shown_at=time.monotonic(), thumbnail=view.thumbnail(loaded))
+    single = len(loaded) == 1
     return [
         state,
         f"**Item {state.position + 1} of {len(state.indices)}** · {escape(state.benchmark)} · "
         f"answering as {escape(human.model_id(state.name, state.tag))}",
-        gr.update(value=pictures, visible=True, selected_index=0),
+        view.clock("running", f"{state.shown_at:.6f}", state.position, len(state.indices), keys, typed=not radio),
+        gr.update(visible=False),
+        gr.update(
+            value=pictures,
+            visible=True,
+            preview=single,
+            selected_index=0 if single else None,
+            columns=1 if single else min(len(loaded), 4),
+        ),  # fmt: skip
         escape(item.question),
         gr.update(choices=options if radio else [], value=None, visible=radio),
         gr.update(value="", visible=not radio, placeholder=HINTS.get(item.kind, "")),
-        gr.update(visible=True),
+        view.keys_hint(item),
+        gr.update(visible=not radio),  # a choice is sent as it is made
         gr.update(visible=True),
         status,
         "",
+        gr.update(visible=False),
         gr.update(visible=False),
     ]
 
 
 def _end(state: TakeSession) -> list:
     answers = state.answers
+    total = sum(a.seconds for a in answers)
     return [
         state,
         f"**Finished** · {len(answers)} of {len(state.indices)} items answered",
+        view.clock("finished", f"end {state.shown_at:.6f}", len(answers), len(answers), seconds=total),
+        gr.update(visible=True),
         gr.update(value=[], visible=False),
         "",
         gr.update(choices=[], value=None, visible=False),
         gr.update(value="", visible=False),
+        "",
         gr.update(visible=False),
         gr.update(visible=False),
         "",
         _summary(state),
-        gr.update(value=_table(answers), visible=bool(answers)),
+        gr.update(value=view.results_table(answers), visible=bool(answers)),
+        gr.update(visible=bool(answers)),
     ]
 
 
 def _unchanged(status: str) -> list:
-    return [gr.update()] * 8 + [status, gr.update(), gr.update()]
+    return [gr.update()] * 11 + [status] + [gr.update()] * 3
 
 
 def _summary(state: TakeSession) -> str:
@@ -253,17 +285,6 @@ def _summary(state: TakeSession) -> str:
     else:
         lines.append(f"Not graded (this benchmark has no answer key) · time per item: **{seconds:.1f} s**")
     return "  \n".join(lines)
-
-
-def _table(answers: Sequence[Answered]) -> list[list[str]]:
-    rows = []
-    for number, a in enumerate(answers, start=1):
-        if a.correct is not None:
-            mark = MARKS[a.correct]
-        else:
-            mark = "–" if a.score is None else f"match {a.score:.2f}"
-        rows.append([str(number), a.item, a.answer, a.expected, mark, f"{a.seconds:.1f}"])
-    return rows
 
 
 def _shown_answer(item: Item, given: str) -> str:
