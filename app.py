@@ -18,6 +18,8 @@ from ui.cleanup import start_sweeper
 from ui.common import IMAGE_FILES
 from ui.evaluate import build_evaluate
 from ui.human import build_human
+from ui.mining import WORK as MINING_DIR
+from ui.mining import build_mining
 from ui.probe import build_probe
 from ui.scoreboard import build_scoreboard
 from ui.scoreboard_data import EXPORTS
@@ -30,7 +32,7 @@ QUEUE_SIZE = 64
 
 def build_demo() -> gr.Blocks:
     limits()  # a budget or flag that does not parse stops the app here, with what to write instead
-    start_sweeper([IMAGE_FILES, LAB_DIR, EXPORTS], also=[SESSIONS.sweep])
+    start_sweeper([IMAGE_FILES, LAB_DIR, EXPORTS, MINING_DIR], also=[SESSIONS.sweep])
     # Gradio's own cache (uploads, served files) is emptied of files older than an hour, hourly.
     with gr.Blocks(title="Perception playground", delete_cache=(3600, 3600)) as demo:
         gr.Markdown("# Perception playground\nHow do vision-language models actually see? Probe them side by side.")
@@ -43,6 +45,8 @@ def build_demo() -> gr.Blocks:
                 build_evaluate()
             with gr.Tab("Scoreboard", id="scoreboard"):
                 build_scoreboard()
+            with gr.Tab("Look-alikes", id="mining"):
+                build_mining()
             with gr.Tab("Human", id="human"):
                 build_human()
             with gr.Tab("About", id="about"):
