@@ -195,6 +195,7 @@ class UploadSet(Benchmark):
     id = "upload"
     title = "Your upload"
     source = "user data"
+    cache_images = False  # uploads are deleted after an hour: no encoded copy is kept beside the store
 
     def __init__(self, item: Item, notes: Sequence[str] = ()):
         super().__init__()

@@ -19,6 +19,7 @@ import models.types
 from models.types import GenerateConfig, ImagePart, pixel_hash
 from probes.asking.prompting import assemble_prompt
 from probes.benchmarks import generated
+from probes.benchmarks.custom import UploadSet
 from probes.core.registry import get_benchmark
 from probes.core.types import Mode, Status
 from probes.files import images as image_files
@@ -221,6 +222,14 @@ def test_a_damaged_file_is_that_items_error_reported_at_the_end(tmp_path):
     done = run_cli("run", f"custom:{folder}", "--model", "baseline/chance", "--store", str(tmp_path / "s.sqlite"))
     assert done.returncode == 1 and "1 request(s) failed" in done.stderr, done.stderr
     assert "bad.png" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_an_upload_leaves_no_encoded_copy_beside_the_store(tmp_path, store, server):
+    picture("red").save(tmp_path / "upload.png")
+    upload = UploadSet.from_files([tmp_path / "upload.png"], "Is there a circle?", [], "yes")
+    [result] = ask(upload, upload.items(), "openai/x", store)
+    assert result.status is Status.ANSWERED and server.request_count == 1
+    assert not ImageCache.beside(store.path).root.exists()
 
 
 # --- stores written before -----------------------------------------------------------------
