@@ -36,7 +36,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     backends = [answerers.resolve(model_id, endpoints) for model_id in dict.fromkeys(args.model)]
     benchmark = get_benchmark(args.benchmark, data=args.data, params=parse_params(args.param))
     items = select_items(benchmark.items(), args.limit, args.seed)
-    for note in getattr(benchmark, "notes", []):  # a custom folder's odd but accepted images
+    for note in benchmark.notes:  # a custom folder's odd but accepted images
         print(f"note: {note}", file=sys.stderr)
     mode = Mode(args.shots, args.cot)
     config = GenerateConfig(max_tokens=args.max_tokens or mode.max_tokens, temperature=args.temperature, seed=args.seed)

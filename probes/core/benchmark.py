@@ -29,6 +29,7 @@ class Benchmark(ABC):
     def __init__(self) -> None:
         self._items: list[Item] | None = None
         self._examples: list[Item] | None = None
+        self.notes: list[str] = []  # what a user should know about accepted data (a custom folder's odd images)
 
     def items(self) -> list[Item]:
         if self._items is None:

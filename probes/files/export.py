@@ -24,7 +24,7 @@ from typing import Any
 from models.png import encode_rgb_png
 from models.types import to_rgb
 from probes.core.benchmark import Benchmark
-from probes.core.registry import get_benchmark
+from probes.core.registry import generated_families, get_benchmark
 from probes.core.selection import select_items
 from probes.core.types import AnswerKind, ImageSource, Item, option_labels
 
@@ -40,7 +40,8 @@ def generated_set(
     parameters fix one: another seed is another set, not just another sample of the same one."""
     params = {name: list(values) for name, values in params.items()}
     benchmark = get_benchmark(benchmark_id, params=params)
-    if "seed" in getattr(benchmark, "params", {}) and "seed" not in params:
+    family = generated_families().get(benchmark_id)
+    if family is not None and "seed" in family.params and "seed" not in params:
         benchmark = get_benchmark(benchmark_id, params={**params, "seed": [str(seed)]})
     return benchmark, select_items(benchmark.items(), n, seed)
 
