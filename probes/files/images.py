@@ -186,9 +186,10 @@ def _unchanged(path: Path, ref: str, stat: os.stat_result | None = None) -> Path
 
 def file_as_sent(path: Path, ref: str) -> EncodedImage | None:
     """The file's own bytes when providers may take them as they are, or None (the image is then
-    decoded and encoded as every other): a PNG or JPEG whose decoded pixels are exactly what
+    decoded and encoded as every other): a PNG or JPEG whose pixels, read by anyone, are what
     `load_image` makes of it, i.e. 8-bit RGB, one frame, no transparency, upright (no EXIF
-    orientation). Read from the open file, whose size and time must still match `ref`."""
+    orientation), no colour profile or gamma a reader could apply. Read from the open file,
+    whose size and time must still match `ref`."""
     try:
         with path.open("rb") as handle:
             _unchanged(path, ref, os.fstat(handle.fileno()))
@@ -202,9 +203,14 @@ def file_as_sent(path: Path, ref: str) -> EncodedImage | None:
     return EncodedImage.of(data) if fit else None
 
 
+# Chunks that make a PNG's pixels mean something else to a reader that heeds them (colour
+# management, transparency, orientation, animation): such a file is sent as we decode it.
+_NOT_AS_IS = {b"tRNS", b"acTL", b"eXIf", b"iCCP", b"gAMA", b"cHRM"}
+
+
 def _png_as_is(data: bytes) -> bool:
-    """8-bit truecolour (IHDR), no tRNS, not animated (acTL), no eXIf, ending in IEND: read
-    from the chunk headers, skipping the pixel data."""
+    """8-bit truecolour (IHDR), none of `_NOT_AS_IS`, ending in IEND: read from the chunk
+    headers, skipping the pixel data."""
     position, seen = 8, set()
     while position + 8 <= len(data):
         length, kind = struct.unpack(">I4s", data[position : position + 8])
@@ -215,7 +221,7 @@ def _png_as_is(data: bytes) -> bool:
         seen.add(kind)
         position += 12 + length
         if kind == b"IEND":
-            return b"IHDR" in seen and b"IDAT" in seen and not seen & {b"tRNS", b"acTL", b"eXIf"}
+            return b"IHDR" in seen and b"IDAT" in seen and not seen & _NOT_AS_IS
     return False  # cut short: decoding will say what is wrong
 
 
@@ -223,7 +229,8 @@ def _jpeg_as_is(data: bytes) -> bool:
     try:
         with Image.open(io.BytesIO(data)) as image:  # the header only; no pixel is decoded
             orientation = image.getexif().get(0x0112, 1)
-            return image.format == "JPEG" and image.mode == "RGB" and orientation == 1
+            colour_managed = "icc_profile" in image.info
+            return image.format == "JPEG" and image.mode == "RGB" and orientation == 1 and not colour_managed
     except Exception:  # noqa: BLE001 - Pillow raises many types on odd bytes: decode as usual
         return False
 

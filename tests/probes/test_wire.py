@@ -13,7 +13,7 @@ import weakref
 from pathlib import Path
 
 import pytest
-from PIL import Image, ImageDraw
+from PIL import Image, ImageCms, ImageDraw
 
 import models.types
 from models.types import GenerateConfig, ImagePart, pixel_hash
@@ -184,6 +184,31 @@ def test_a_file_providers_take_as_it_is_goes_as_its_own_bytes(tmp_path, store, s
     ask(benchmark, benchmark.items(), "openai/second", store)
     assert counted == {"drawn": 0, "decoded": 0, "encoded": 0}
     assert sorted(sent_images(server, 3)) == sorted(sent_bytes)
+
+
+def test_only_files_whose_pixels_any_reader_sees_alike_go_as_they_are(tmp_path):
+    kinds = {
+        "plain.png": ({}, True),
+        "photo.jpg": ({}, True),
+        "profiled.png": ({"icc_profile": ImageCms.ImageCmsProfile(ImageCms.createProfile("sRGB")).tobytes()}, False),
+        "profiled.jpg": ({"icc_profile": ImageCms.ImageCmsProfile(ImageCms.createProfile("sRGB")).tobytes()}, False),
+        "turned.jpg": ({"exif": _orientation(6)}, False),
+        "grey.png": ({}, False),
+    }
+    for name, (options, as_is) in kinds.items():
+        image = picture("red").convert("L") if name.startswith("grey") else picture("red")
+        image.save(tmp_path / name, **options)
+        source = image_files.file_source(tmp_path / name)
+        sent = image_files.file_as_sent(tmp_path / name, source.ref)
+        assert (sent is not None) == as_is, name
+        if as_is:
+            assert sent.data == (tmp_path / name).read_bytes() and (sent.width, sent.height) == image.size
+
+
+def _orientation(value: int) -> bytes:
+    exif = Image.Exif()
+    exif[0x0112] = value
+    return exif.tobytes()
 
 
 def test_an_edited_file_is_read_again_and_its_new_pixels_are_sent(tmp_path, store, server):
