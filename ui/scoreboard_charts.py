@@ -1,26 +1,36 @@
-"""The Scoreboard tab's plotly figures: accuracy per model with Wilson 95% whiskers, accuracy by
-group (a curve per model when the group is a swept number), and the mode-agreement Venn diagram.
+"""The Scoreboard tab's accuracy charts: accuracy per model and mode (horizontal bars, best first,
+with Wilson 95% whiskers, the papers' numbers hatched grey and chance as a dashed line), accuracy
+by a group (a curve per model and mode against a swept number, else grouped bars), and the
+mode-agreement Venn diagram of the IllusionVQA paper.
 
-Every label that came from the store (model names people typed) is HTML-escaped: plotly renders a
-small HTML subset in text, and a name must show as itself."""
+A model has one colour in every chart (ui.scoreboard_style.Colours), a mode one dash (curves) or
+one hatching (bars); a curve chart draws at most MAX_LINES lines and says which it left out."""
 
 from __future__ import annotations
 
-import html
 from collections import defaultdict
 from collections.abc import Sequence
 
 import plotly.graph_objects as go
 
 from probes.analysis.scoring import Row
-from ui.scoreboard_data import mode_order, numeric, region_name
+from ui.scoreboard_data import mode_order, numeric
+from ui.scoreboard_style import (
+    CHANCE_COLOUR,
+    PUBLISHED_COLOUR,
+    WHISKER,
+    Colours,
+    dash,
+    empty,
+    is_person,
+    label,
+    pattern,
+    styled,
+)
+from ui.scoreboard_tables import group_key, region_name
 
-PUBLISHED_COLOUR = "rgba(120, 120, 120, 0.55)"
-HEIGHT = 420
-
-
-def _label(text: str) -> str:
-    return html.escape(text, quote=False)
+MAX_LINES = 8
+Key = tuple[str, str, str]  # model, mode, perturbation
 
 
 def _whiskers(rows: Sequence[Row]) -> dict:
@@ -30,145 +40,191 @@ def _whiskers(rows: Sequence[Row]) -> dict:
         "array": [(r.ci_high or 0) - (r.accuracy or 0) for r in rows],
         "arrayminus": [(r.accuracy or 0) - (r.ci_low or 0) for r in rows],
         "thickness": 1.5,
+        "width": 3,
+        "color": WHISKER,
     }
 
 
 def _hover(rows: Sequence[Row]) -> list[str]:
     return [
-        f"{_label(r.model)} · {_label(r.mode)} · {_label(r.perturbation)}<br>{_label(r.group)}<br>"
+        f"{label(r.model)} · {label(_condition(r))}<br>{label(r.group)}<br>"
         f"accuracy {r.accuracy:.1f}% (95% CI {r.ci_low:.1f}–{r.ci_high:.1f}), n={r.n}"
+        if r.ci_low is not None
+        else f"{label(r.model)} · {label(r.mode)}: {r.accuracy:.1f}%" + (f" in {label(r.paper)}" if r.paper else "")
         for r in rows
     ]
 
 
-def _combo(row: Row) -> str:
-    """A measured trace's name: the mode, and the perturbation when there is one."""
+def _condition(row: Row) -> str:
+    """The mode, and the perturbation when there is one."""
     return row.mode if row.perturbation == "none" else f"{row.mode} · {row.perturbation}"
 
 
-def _layout(figure: go.Figure, title: str, x_title: str) -> go.Figure:
-    figure.update_layout(
-        title=title,
-        height=HEIGHT,
-        barmode="group",
-        yaxis={"title": "accuracy (%)", "range": [0, 105]},
-        xaxis={"title": x_title},
-        legend={"orientation": "h", "y": -0.25},
-        margin={"l": 60, "r": 20, "t": 50, "b": 10},
-    )
-    return figure
-
-
-def _chance(figure: go.Figure, rows: Sequence[Row]) -> None:
+def _chance(figure: go.Figure, rows: Sequence[Row], axis: str = "y") -> None:
+    """Chance as a dashed line across the plot, labelled (a shape and a note added to the layout
+    at once: plotly's add_hline checks every subplot, slowly)."""
     for row in rows:
-        if row.source == "chance" and row.accuracy is not None:
-            figure.add_hline(
-                y=row.accuracy,
-                line_dash="dash",
-                line_color="black",
-                annotation_text=f"chance {row.accuracy:.1f}%",
-                annotation_position="top right",
+        if row.source == "chance" and row.accuracy is not None and row.group == "overall":
+            across = {"x0": 0, "x1": 1, "xref": "paper", "y0": row.accuracy, "y1": row.accuracy, "yref": "y"}
+            if axis == "x":
+                across = {"y0": 0, "y1": 1, "yref": "paper", "x0": row.accuracy, "x1": row.accuracy, "xref": "x"}
+            note = {"text": f"chance {row.accuracy:.1f}%", "showarrow": False, "font": {"color": CHANCE_COLOUR},
+                    **({"x": 1, "xref": "paper", "xanchor": "right", "y": row.accuracy, "yref": "y", "yanchor": "bottom"}
+                       if axis == "y" else
+                       {"x": row.accuracy, "xref": "x", "xanchor": "left", "y": 0, "yref": "paper", "yanchor": "bottom"})}  # fmt: skip
+            figure.update_layout(
+                shapes=[
+                    *figure.layout.shapes,
+                    {"type": "line", **across, "line": {"color": CHANCE_COLOUR, "dash": "dash"}},
+                ],
+                annotations=[*figure.layout.annotations, note],
             )
 
 
-def empty(message: str) -> go.Figure:
+def pick_series(weights: dict[Key, int], chosen_mode: bool) -> tuple[list[Key], str]:
+    """At most MAX_LINES series, and a sentence naming what was left out. People always stay.
+    Too many: the mode with the most replies only (unless a mode was chosen), then the models
+    with the most replies."""
+    people = [k for k in weights if is_person(k[0])]
+    machines = [k for k in weights if not is_person(k[0])]
+    room = max(1, MAX_LINES - len(people))
+    kept = machines
+    said = ""
+    if len(kept) > room and not chosen_mode:
+        per_mode: dict[str, int] = defaultdict(int)
+        for key in kept:
+            per_mode[key[1]] += weights[key]
+        top = sorted(per_mode, key=lambda m: (-per_mode[m], mode_order(m)))[0]
+        kept = [k for k in kept if k[1] == top]
+        said = f"the {top} ones"
+    if len(kept) > room:
+        kept = sorted(kept, key=lambda k: -weights[k])[:room]
+        said = (said + ", " if said else "") + f"the {room} with the most replies"
+    kept = sorted(kept, key=lambda k: (k[0].casefold(), mode_order(k[1]), k[2])) + sorted(people)
+    if len(kept) == len(weights):
+        return kept, ""
+    return kept, (
+        f"Showing {len(kept)} of {len(weights)} curves ({said}): choose models or a mode above to see others."
+    )
+
+
+def accuracy_bars(rows: Sequence[Row], benchmark: str, colours: Colours) -> go.Figure:
+    """Overall accuracy per model and mode, best at the top: a model's colour, a mode's hatching,
+    Wilson whiskers; the papers' numbers as grey hatched bars; chance as a dashed line."""
+    overall = [r for r in rows if r.group == "overall" and r.accuracy is not None and r.source != "chance"]
+    if not any(r.source == "measured" for r in overall):
+        return empty("No measured results match these filters.")
+    ordered = sorted(overall, key=lambda r: (r.accuracy, r.model), reverse=False)  # plotly draws bottom-up
+    # Two lines a bar (model, then mode): long model ids still leave the bars room on a phone.
+    names = [f"{label(r.model)}<br>{label(_condition(r))}" + (" (paper)" if r.source == "published" else "")
+             for r in ordered]  # fmt: skip
+    measured = [i for i, r in enumerate(ordered) if r.source == "measured"]
+    published = [i for i, r in enumerate(ordered) if r.source == "published"]
     figure = go.Figure()
-    figure.add_annotation(text=_label(message), showarrow=False, x=0.5, y=0.5, xref="paper", yref="paper")
-    figure.update_layout(height=220, xaxis={"visible": False}, yaxis={"visible": False})
+    if measured:
+        members = [ordered[i] for i in measured]
+        figure.add_bar(
+            orientation="h", y=[names[i] for i in measured], x=[r.accuracy for r in members], name="measured",
+            marker={"color": [colours(r.model) for r in members],
+                    "pattern": {"shape": [pattern(r.mode) for r in members], "fgcolor": "rgba(255,255,255,0.7)"}},
+            error_x=_whiskers(members), hovertext=_hover(members), hoverinfo="text",
+        )  # fmt: skip
+    if published:
+        members = [ordered[i] for i in published]
+        figure.add_bar(
+            orientation="h", y=[names[i] for i in published], x=[r.accuracy for r in members], name="published",
+            marker={"color": PUBLISHED_COLOUR, "pattern": {"shape": "/"}}, hovertext=_hover(members), hoverinfo="text",
+        )  # fmt: skip
+    _chance(figure, rows, axis="x")
+    styled(
+        figure, f"Accuracy per model: {label(benchmark)}", height=max(260, 100 + 34 * len(ordered)), showlegend=False
+    )
+    figure.update_layout(barmode="overlay", bargap=0.25)
+    figure.update_xaxes(title="accuracy (%)", range=[0, 102])
+    figure.update_yaxes(categoryorder="array", categoryarray=names)
     return figure
 
 
-def accuracy_bars(rows: Sequence[Row], benchmark: str) -> go.Figure:
-    """Overall accuracy per model; a colour per mode (and perturbation); papers' numbers as grey
-    hatched bars named "(published)"; chance as a dashed line."""
-    overall = [r for r in rows if r.group == "overall"]
-    measured = [r for r in overall if r.source == "measured" and r.accuracy is not None]
-    if not measured:
-        return empty("No measured results match these filters.")
-    figure = go.Figure()
-    traces: dict[str, list[Row]] = defaultdict(list)
-    for row in measured:
-        traces[_combo(row)].append(row)
-    for name in sorted(traces, key=mode_order):
-        members = traces[name]
-        figure.add_bar(
-            name=_label(name), x=[_label(r.model) for r in members], y=[r.accuracy for r in members],
-            error_y=_whiskers(members), hovertext=_hover(members), hoverinfo="text", offsetgroup=name,
-        )  # fmt: skip
-    published = [r for r in overall if r.source == "published"]
-    if published:
-        # Beside the first measured colour's slot: the papers' bars sit at their own x labels and
-        # need no slot of their own, which would thin every measured bar.
-        figure.add_bar(
-            name="published (paper)",
-            x=[_label(f"{r.model} ({r.mode}, published)") for r in published],
-            y=[r.accuracy for r in published],
-            marker={"color": PUBLISHED_COLOUR, "pattern": {"shape": "/"}},
-            hovertext=[_label(f"{r.model}: {r.accuracy:.1f}% in {r.paper}") for r in published],
-            hoverinfo="text",
-            offsetgroup=sorted(traces, key=mode_order)[0],
-        )
-    _chance(figure, overall)
-    return _layout(figure, f"Accuracy per model: {_label(benchmark)}", "model")
-
-
-def group_figure(rows: Sequence[Row], group: str) -> tuple[go.Figure, str]:
+def group_figure(rows: Sequence[Row], group: str, colours: Colours, chosen_mode: bool) -> tuple[go.Figure, str]:
     """Accuracy by the values of `group`: a curve per model and mode against the number when every
     value is one (gap, thickness, canvas, "1/4"), else grouped bars. Returns (figure, note)."""
     prefix = f"{group}="
     grouped = [r for r in rows if r.group.startswith(prefix) and r.accuracy is not None]
-    measured = [r for r in grouped if r.source == "measured"]
-    if not measured:
+    if not any(r.source == "measured" for r in grouped):
         return empty(f"No results carry the group {group!r} under these filters."), ""
-    values = {r.group[len(prefix) :] for r in grouped}
-    if all(numeric(v) is not None for v in values):
-        return _curve(rows, grouped, group), f"Accuracy against **{group}**, a curve per model and mode."
-    return _group_bars(rows, grouped, group), f"Accuracy per **{group}** (not a number, so bars rather than a curve)."
-
-
-def _series(grouped: Sequence[Row]) -> dict[tuple[str, str, str, str], list[Row]]:
+    pooled = any(r.model.startswith("people (") for r in grouped)
+    if pooled:  # the class as one curve, not one per person
+        grouped = [r for r in grouped if not (is_person(r.model) and not r.model.startswith("people ("))]
     series: dict[tuple[str, str, str, str], list[Row]] = defaultdict(list)
     for row in grouped:
-        series[(row.source, row.model, row.mode, row.perturbation)].append(row)
-    return series
+        series[(row.model, row.mode, row.perturbation, row.source)].append(row)
+    weights = {k[:3]: sum(r.n or 0 for r in members) for k, members in series.items() if k[3] == "measured"}
+    kept, said = pick_series(weights, chosen_mode)
+    keep = set(kept)
+    shown = {k: v for k, v in series.items() if k[3] != "measured" or k[:3] in keep}
+    values = {r.group[len(prefix) :] for r in grouped}
+    if all(numeric(v) is not None for v in values):
+        figure = _curve(shown, group, colours)
+        note = f"Accuracy against **{group}**: a colour per model, a dash per mode."
+    else:
+        figure = _group_bars(shown, group, colours)
+        note = f"Accuracy per **{group}** (not a number, so bars rather than a curve)."
+    _chance(figure, rows)
+    return figure, note + (f" {said}" if said else "")
 
 
-def _curve(rows: Sequence[Row], grouped: Sequence[Row], group: str) -> go.Figure:
+def _series_name(key: tuple[str, str, str, str]) -> str:
+    model, mode, perturbation, source = key
+    condition = mode if perturbation == "none" else f"{mode} · {perturbation}"
+    return f"{model} · {condition}" + (" (paper)" if source == "published" else "")
+
+
+def _curve(series: dict, group: str, colours: Colours) -> go.Figure:
     prefix = f"{group}="
     figure = go.Figure()
     labels: dict[float, str] = {}
-    for (source, model, mode, _), members in _series(grouped).items():
-        members = sorted(members, key=lambda r: numeric(r.group[len(prefix) :]))
+    for key, members in sorted(
+        series.items(), key=lambda kv: (kv[0][3] != "published", kv[0][0], mode_order(kv[0][1]))
+    ):
+        members = sorted(members, key=lambda r: group_key(r.group))
         xs = [numeric(r.group[len(prefix) :]) for r in members]
         labels.update({x: r.group[len(prefix) :] for x, r in zip(xs, members, strict=True)})
-        published = source == "published"
-        name = f"{model} ({mode}, published)" if published else f"{model} · {_combo(members[0])}"
+        published = key[3] == "published"
+        colour = PUBLISHED_COLOUR if published else colours(key[0])
         figure.add_scatter(
-            name=_label(name), x=xs, y=[r.accuracy for r in members], mode="lines+markers",
-            line={"dash": "dot"} if published else {}, error_y=None if published else _whiskers(members),
-            hovertext=None if published else _hover(members), hoverinfo="text" if not published else "x+y+name",
+            name=label(_series_name(key)), x=xs, y=[r.accuracy for r in members], mode="lines+markers",
+            line={"color": colour, "dash": "dot" if published else dash(key[1]), "width": 2},
+            marker={"color": colour, "size": 7}, error_y=None if published else _whiskers(members),
+            hovertext=_hover(members), hoverinfo="text",
         )  # fmt: skip
     if len(labels) <= 24:  # keep "1/4" and "+0.05" as the benchmark writes them
         ticks = sorted(labels)
-        figure.update_xaxes(tickvals=ticks, ticktext=[_label(labels[t]) for t in ticks])
-    _chance(figure, rows)
-    return _layout(figure, f"Accuracy against {_label(group)}", _label(group))
+        figure.update_xaxes(tickvals=ticks, ticktext=[label(labels[t]) for t in ticks])
+    styled(figure, f"Accuracy against {label(group)}")
+    figure.update_xaxes(title=label(group))
+    figure.update_yaxes(title="accuracy (%)", range=[0, 105])
+    return figure
 
 
-def _group_bars(rows: Sequence[Row], grouped: Sequence[Row], group: str) -> go.Figure:
+def _group_bars(series: dict, group: str, colours: Colours) -> go.Figure:
     prefix = f"{group}="
     figure = go.Figure()
-    for (source, model, mode, _), members in _series(grouped).items():
-        published = source == "published"
-        name = f"{model} ({mode}, published)" if published else f"{model} · {_combo(members[0])}"
+    for key, members in sorted(
+        series.items(), key=lambda kv: (kv[0][3] != "published", kv[0][0], mode_order(kv[0][1]))
+    ):
+        members = sorted(members, key=lambda r: group_key(r.group))
+        published = key[3] == "published"
         figure.add_bar(
-            name=_label(name), x=[_label(r.group[len(prefix) :]) for r in members], y=[r.accuracy for r in members],
-            error_y=None if published else _whiskers(members),
-            marker={"pattern": {"shape": "/"}} if published else None,
-            hovertext=None if published else _hover(members), hoverinfo="text" if not published else "x+y+name",
+            name=label(_series_name(key)), x=[label(r.group[len(prefix) :]) for r in members],
+            y=[r.accuracy for r in members], error_y=None if published else _whiskers(members),
+            marker={"color": PUBLISHED_COLOUR if published else colours(key[0]),
+                    "pattern": {"shape": "/" if published else pattern(key[1])}},
+            hovertext=_hover(members), hoverinfo="text",
         )  # fmt: skip
-    _chance(figure, rows)
-    return _layout(figure, f"Accuracy per {_label(group)}", _label(group))
+    styled(figure, f"Accuracy per {label(group)}", barmode="group")
+    figure.update_xaxes(title=label(group), type="category")
+    figure.update_yaxes(title="accuracy (%)", range=[0, 105])
+    return figure
 
 
 # Circle centres (radius 1) and where each region's count goes, for two and three modes.
@@ -192,7 +248,7 @@ _VENN = {
         },  # fmt: skip
     },
 }
-_VENN_COLOURS = ["rgba(31, 119, 180, 0.25)", "rgba(255, 127, 14, 0.25)", "rgba(44, 160, 44, 0.25)"]
+_VENN_COLOURS = ["rgba(99, 110, 250, {a})", "rgba(239, 85, 59, {a})", "rgba(0, 204, 150, {a})"]
 
 
 def agreement_figure(agreement: dict, title: str) -> go.Figure:
@@ -203,23 +259,26 @@ def agreement_figure(agreement: dict, title: str) -> go.Figure:
         return empty("No item was answered in all of the chosen modes.")
     layout = _VENN.get(len(modes))
     if layout is None:
-        figure = go.Figure(go.Bar(x=[_label(region_name(s, modes)) for s in regions], y=list(regions.values())))
-        figure.update_layout(title=_label(title), height=HEIGHT, yaxis={"title": "items"})
+        figure = go.Figure(go.Bar(x=[label(region_name(s, modes)) for s in regions], y=list(regions.values())))
+        styled(figure, label(title))
+        figure.update_yaxes(title="items")
         return figure
-    figure = go.Figure()
+    shapes, notes = [], []
     for index, (x, y) in enumerate(layout["centres"]):
-        figure.add_shape(type="circle", x0=x - 1, y0=y - 1, x1=x + 1, y1=y + 1,
-                         fillcolor=_VENN_COLOURS[index], line={"color": _VENN_COLOURS[index].replace("0.25", "0.9")})  # fmt: skip
+        colour = _VENN_COLOURS[index]
+        shapes.append({"type": "circle", "x0": x - 1, "y0": y - 1, "x1": x + 1, "y1": y + 1,
+                       "fillcolor": colour.format(a=0.25), "line": {"color": colour.format(a=0.9)}})  # fmt: skip
         name_x, name_y = layout["names"][index]
-        figure.add_annotation(x=name_x, y=name_y, showarrow=False, font={"size": 14},
-                              text=f"<b>{_label(modes[index])}</b> ({agreement['right'][modes[index]]} right)")  # fmt: skip
+        notes.append({"x": name_x, "y": name_y, "showarrow": False, "font": {"size": 14},
+                      "text": f"<b>{label(modes[index])}</b> ({agreement['right'][modes[index]]} right)"})  # fmt: skip
     for positions, (x, y) in layout["regions"].items():
         count = regions[tuple(modes[i] for i in positions)]
-        figure.add_annotation(x=x, y=y, text=f"<b>{count}</b>", showarrow=False, font={"size": 18})
-    figure.add_annotation(x=1.0, y=0.0, xref="paper", yref="paper", showarrow=False, xanchor="right",
-                          text=f"none right: <b>{regions[()]}</b> · items: {agreement['items']}")  # fmt: skip
+        notes.append({"x": x, "y": y, "text": f"<b>{count}</b>", "showarrow": False, "font": {"size": 18}})
+    notes.append({"x": 1.0, "y": 0.0, "xref": "paper", "yref": "paper", "showarrow": False, "xanchor": "right",
+                  "text": f"none right: <b>{regions[()]}</b> · items: {agreement['items']}"})  # fmt: skip
+    # One layout at once: plotly checks each added shape and annotation on its own, slowly.
+    figure = go.Figure(layout={"shapes": shapes, "annotations": notes})
+    styled(figure, label(title))
     figure.update_xaxes(visible=False, range=[-2.4, 2.4])
     figure.update_yaxes(visible=False, range=[-2.3, 1.9], scaleanchor="x")
-    figure.update_layout(title=_label(title), height=HEIGHT, margin={"l": 10, "r": 10, "t": 50, "b": 10},
-                         plot_bgcolor="white")  # fmt: skip
     return figure

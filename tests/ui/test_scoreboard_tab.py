@@ -55,34 +55,64 @@ def choose(page, elem_id: str, value: str) -> None:
     page.locator("body").click(position={"x": 5, "y": 5})
 
 
+def open_tab(page, name: str, within: str = "body") -> None:
+    """A tab by its name; on a narrow screen Gradio folds the tabs that do not fit into "More tabs"."""
+    scope = page.locator(within).first
+    tab = scope.get_by_role("tab", name=name, exact=True)
+    scope.get_by_role("tablist").first.wait_for()
+    if tab.count() and tab.first.is_visible():
+        tab.first.click()
+        return
+    scope.get_by_role("button", name="More tabs").first.click()
+    scope.locator(".overflow-dropdown button").filter(has_text=name).first.click()
+
+
+def open_scoreboard(page, url: str) -> None:
+    page.goto(url)
+    open_tab(page, "Scoreboard")
+
+
 def test_scoreboard_shows_models_references_curve_agreement_and_downloads(serve, page, tmp_path, monkeypatch):
     with FakeOpenAIServer(responder=lambda body: "They do not touch.\nAnswer: No") as server:
         results = fill_store(tmp_path / "home" / "results.sqlite", server.base_url, monkeypatch)
         url = serve(OPENAI_BASE_URL=server.base_url)
     assert len(results) == 64 and server.request_count == 32
 
-    page.goto(url)
-    page.get_by_role("tab", name="Scoreboard").click()
+    open_scoreboard(page, url)
     table = page.locator("#score-table")
     expect(table).to_contain_text("openai/fake-vlm", timeout=FIRST_LOAD)
     expect(table).to_contain_text("baseline/chance")
     expect(table).to_contain_text("published (Rahmanzadehgervi et al.)")
-    chance_row = table.get_by_role("row").filter(has=page.get_by_role("gridcell", name="chance", exact=True))
+    rows = table.get_by_role("row")
+    chance_row = rows.filter(has=page.get_by_role("gridcell", name="chance", exact=True))
     expect(chance_row).to_have_count(1)
-    expect(chance_row).to_contain_text("50.00")
+    expect(chance_row).to_contain_text("50.0")
+    expect(rows.nth(1)).to_contain_text("chance")  # pinned under the header, not hidden at the bottom
     expect(page.locator("#score-status")).to_contain_text("64 results")
     expect(page.locator("#score-bars .js-plotly-plot")).to_be_visible(timeout=FIRST_LOAD)
     expect(page.locator("#score-bars")).to_contain_text("chance 50.0%")
-    expect(page.locator("#score-latency")).to_contain_text("openai/fake-vlm")
 
     choose(page, "score-group", "gap")
-    expect(table).to_contain_text("gap=+0.30")
+    # The group's values under its own name, not "gap=" on every row.
+    expect(table.get_by_role("columnheader", name="gap", exact=True)).to_have_count(1)
+    expect(table.get_by_role("gridcell", name="+0.30", exact=True).first).to_be_visible()
     expect(page.locator("#score-group-note")).to_contain_text("Accuracy against gap")
     # A curve per model and mode: four lines against the gap, its ticks as the benchmark writes them.
     expect(page.locator("#score-group-plot .scatterlayer .trace")).to_have_count(4)
     expect(page.locator("#score-group-plot")).to_contain_text("+0.30")
+    colours = page.evaluate(
+        """() => document.querySelector('#score-group-plot .js-plotly-plot').data
+                 .map(t => [t.name, t.line.color, t.line.dash])"""
+    )
+    by_model: dict[str, set] = {}
+    for name, colour, _ in colours:
+        by_model.setdefault(name.split(" · ")[0], set()).add(colour)
+    assert all(len(c) == 1 for c in by_model.values()) and len(set().union(*by_model.values())) == 2  # a colour a model
+    assert {dash for *_, dash in colours} == {"solid", "dash"}  # a dash a mode
 
     # Always "No": right on every overlapping-prompt item with a gap >= 0 and touching item with gap > 0.
+    open_tab(page, "Modes & latency", "#score-views")
+    expect(page.locator("#score-latency")).to_contain_text("openai/fake-vlm")
     agreement = page.locator("#score-agree-table")
     expect(page.locator("#score-agree-plot")).to_contain_text("items: 16")
     choose(page, "score-agree-model", "openai/fake-vlm")
@@ -95,6 +125,7 @@ def test_scoreboard_shows_models_references_curve_agreement_and_downloads(serve,
     expected = {
         (r.model, r.mode, r.group): (r.n, r.accuracy) for r in aggregate(results, by=["gap"]) if r.source == "measured"
     }
+    open_tab(page, "Table", "#score-views")
     with page.expect_download() as download:
         page.click("#score-csv")
     text = open(download.value.path(), encoding="utf-8").read()
@@ -145,16 +176,16 @@ def hand_filled_store(path) -> None:
 
 def test_a_hostile_person_name_shows_as_text_and_is_marked_human(serve, page, tmp_path):
     hand_filled_store(tmp_path / "home" / "results.sqlite")
-    page.goto(serve())
-    page.get_by_role("tab", name="Scoreboard").click()
+    open_scoreboard(page, serve())
     table = page.locator("#score-table")
     expect(table).to_contain_text(HOSTILE, timeout=FIRST_LOAD)
-    expect(table).to_contain_text("measured · human")
+    person = table.get_by_role("row").filter(has=page.get_by_role("gridcell", name=HOSTILE, exact=True))
+    expect(person).to_contain_text("human")
     # The name as text in the chart, never as markup.
     expect(page.locator("#score-bars")).to_contain_text("human/<img", timeout=FIRST_LOAD)
     page.wait_for_timeout(300)
     assert page.evaluate("window.__pwned") is None
-    assert page.locator("#score-table img, #score-bars img").count() == 0
+    assert page.locator("#score-table img, #score-bars img, #score-phone img, #score-leaderboard img").count() == 0
 
 
 def test_the_scoreboard_api_answers_gradio_client(serve, tmp_path):

@@ -1,0 +1,238 @@
+"""A store as a working session leaves it, for the Scoreboard's tests and screenshots, and what the
+scoreboard builds from it checked without a browser.
+
+The store holds: baseline/chance and baseline/pixels run through the real runner on BlindTest's
+touching circles and on a Mueller-Lyer sweep; two simulated observers ("sim/...") answering
+through the benchmarks' own parsing and grading (one fooled by the inducers as people are, one
+less so); three people answering as the Human tab stores them (human/<name>, origin human);
+answers under both option rotations of the Mueller-Lyer items (one observer always names the
+first shown option); and single probe clicks (origin probe), which the tab's own view leaves out.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import random
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from probes.analysis.report import report_rows
+from probes.analysis.scoring import aggregate
+from probes.asking import perturb
+from probes.core.benchmark import Benchmark
+from probes.core.registry import get_benchmark
+from probes.core.types import Condition, Item, ItemRef, Mode, Origin, Result, Status
+from probes.people.human import answer_result
+from probes.reading.grading import grade_reply
+from probes.running.answerers import create
+from probes.running.runner import RunPlan, run
+from probes.running.store import Store
+
+TOUCHING = "blind/touching-circles"
+ILLUSION = "illusion/mueller-lyer"
+GAPS = ["-0.1", "-0.05", "0", "0.05", "0.1", "0.2", "0.3"]
+DIFFERENCES = ["-0.3", "-0.2", "-0.1", "-0.05", "0.05", "0.1", "0.2", "0.3"]
+PEOPLE = ("Ada", "Bo", "Cy")
+FOOLED = "sim/fooled-observer"
+STEADY = "sim/steady-observer"
+FIRST = "sim/first-option"
+PROBED = "openai/probe-only"  # a model only ever asked single items on the Probe tab
+PEOPLE_SHIFT = 0.08  # how far the inducers move people's PSE (in `difference` units)
+FOOLED_SHIFT = 0.12
+
+
+def touching() -> Benchmark:
+    params = {"gap": GAPS, "canvas": ["384"], "diameter": ["1/4"], "orientation": ["vertical", "horizontal"]}
+    return get_benchmark(TOUCHING, params=params)
+
+
+def illusion() -> Benchmark:
+    params = {"difference": DIFFERENCES, "illusion_strength": ["30"], "canvas": ["384"], "seed": ["0", "1"]}
+    return get_benchmark(ILLUSION, params=params)
+
+
+def _run(benchmark: Benchmark, items: list[Item], model: str, mode: Mode, store: Store) -> None:
+    plan = RunPlan(benchmark, items, [create(model)], mode)
+    # Playwright's sync API holds this thread's event loop: the run gets a thread of its own.
+    with ThreadPoolExecutor(1) as thread:
+        thread.submit(asyncio.run, run(plan, store)).result()
+
+
+def _sigmoid(x: float) -> float:
+    return 1 / (1 + math.exp(-x))
+
+
+def seen_longer(shift: float, scale: float = 0.06) -> Callable[[Item], float]:
+    """An observer of the illusion: P(choosing the target `difference > 0` favours), moved by
+    `shift` against the inducers as drawn (polarity +1 needs a bigger difference)."""
+    return lambda item: _sigmoid((item.params["difference"] - shift * item.params["polarity"]) / scale)
+
+
+def _choice(item: Item, positive: bool) -> str:
+    """The option's own word ("Top"), which reads the same whatever order the options are shown in."""
+    index = item.params["positive_answer"] if positive else 1 - item.params["positive_answer"]
+    return item.options[index]
+
+
+def choosing(observer: Callable[[Item], float], rng: random.Random) -> Callable[[Item, Item], str]:
+    """The reply of `observer`: the positive target's option with its probability, else the other."""
+    return lambda original, asked: _choice(original, rng.random() < observer(original))
+
+
+def _answers(benchmark: Benchmark, items: list[Item], model: str, mode: Mode, reply: Callable[[Item, Item], str],
+             origin: Origin = Origin.RUN, perturbation: str = "none") -> list[tuple[Result, None, str]]:  # fmt: skip
+    condition = Condition(mode, perturbation)
+    entries = []
+    for original in items:
+        item = perturb.apply(original, perturbation)
+        answer = reply(original, item)  # the item as first drawn, and as asked (options rotated)
+        result = grade_reply(benchmark, item, answer, model, condition, ItemRef.of(item, origin), latency=0.4)
+        entries.append((result, None, ""))
+    return entries
+
+
+def fill(path: Path, seed: int = 0) -> dict[str, int]:
+    """Writes the store described above at `path`; returns how many results of each origin."""
+    rng = random.Random(seed)
+    circles, lines = touching(), illusion()
+    circle_items, line_items = circles.items(), lines.items()
+    with Store(path) as store:
+        for mode in (Mode(0), Mode(4)):
+            _run(circles, circle_items, "baseline/chance", mode, store)
+        _run(circles, circle_items, "baseline/pixels", Mode(0), store)
+        _run(lines, line_items, "baseline/pixels", Mode(0), store)
+        _run(lines, line_items, "baseline/chance", Mode(0), store)
+
+        def right_more_often_when_wide(item: Item, _: Item) -> str:
+            p_right = 0.55 + 0.4 * min(1.0, abs(float(item.params["gap"])) / 0.2)
+            if rng.random() < p_right:
+                return item.target_text()
+            return "No" if item.target_text() == "Yes" else "Yes"
+
+        entries = []
+        for model in (FOOLED, STEADY):
+            for mode in (Mode(0), Mode(4)):
+                entries += _answers(circles, circle_items, model, mode, right_more_often_when_wide)
+        for model, shift in ((FOOLED, FOOLED_SHIFT), (STEADY, 0.02)):
+            for mode in (Mode(0), Mode(4)):
+                entries += _answers(lines, line_items, model, mode, choosing(seen_longer(shift), rng))
+        for rotation in ("rotate-options-0", "rotate-options-1"):
+            entries += _answers(lines, line_items, FIRST, Mode(0), lambda _, asked: "a", perturbation=rotation)
+            entries += _answers(
+                lines, line_items, STEADY, Mode(0), choosing(seen_longer(0.02), rng), perturbation=rotation
+            )
+        person = choosing(seen_longer(PEOPLE_SHIFT), rng)
+        for name in PEOPLE:
+            for item in line_items:
+                result = answer_result(lines, item, person(item, item), name, 2.5)
+                entries.append((result, None, ""))
+            for item in circle_items[:10]:
+                entries.append((answer_result(circles, item, item.target_text(), name, 1.5), None, ""))
+        # Single probe clicks: one on a measured benchmark by a model nothing else ran, one on an upload.
+        entries += _answers(circles, circle_items[:1], PROBED, Mode(0), lambda *_: "Yes", origin=Origin.PROBE)
+        upload = Result("upload", "probe-1", PROBED, "0-shot", "none", Status.ANSWERED, reply="Yes", correct=None,
+                        item_ref=ItemRef("upload", "probe-1", Origin.PROBE))  # fmt: skip
+        entries.append((upload, None, ""))
+        store.record_many(entries)
+        counts: dict[str, int] = {}
+        for result in store.results():
+            counts[result.origin.value] = counts.get(result.origin.value, 0) + 1
+        return counts
+
+
+# --- what the scoreboard builds from it, without a browser ----------------------------------------
+
+
+@pytest.fixture(scope="module")
+def filled(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("scoreboard") / "results.sqlite"
+    fill(path)
+    return path
+
+
+@pytest.fixture
+def home(filled, monkeypatch):
+    """The filled store as the app's own (PROBE_HOME), with the app's caches fresh."""
+    from tests.ui.conftest import reset_caches
+
+    monkeypatch.setenv("PROBE_HOME", str(filled.parent))
+    monkeypatch.delenv("SPACE_ID", raising=False)
+    monkeypatch.delenv("PROBE_PUBLIC", raising=False)
+    reset_caches()
+    yield filled
+    reset_caches()
+
+
+def test_the_view_leaves_probe_clicks_out_and_the_api_default_counts_them(home):
+    from ui.scoreboard_data import origins_for, stored_results
+
+    everything = stored_results()
+    shown = stored_results(origins=origins_for(False))
+    probes = [r for r in everything if r.origin is Origin.PROBE]
+    assert len(probes) == 2 and len(everything) - len(shown) == 2
+    assert {r.model for r in shown}.isdisjoint({PROBED}) and "upload" not in {r.benchmark for r in shown}
+    assert {r.origin for r in shown} == {Origin.RUN, Origin.HUMAN}
+    assert len(stored_results(origins=origins_for(True))) == len(everything)
+
+
+def test_the_leaderboard_agrees_with_report_cell_for_cell(home):
+    from ui.scoreboard_data import origins_for, stored_results
+    from ui.scoreboard_leaderboard import build
+
+    shown = stored_results(origins=origins_for(False))
+    board = build(shown)
+    assert board.benchmarks == (TOUCHING, ILLUSION)
+    unperturbed = [r for r in shown if r.perturbation == "none"]
+    for row in aggregate([r for r in unperturbed if not r.model.startswith("human/")]):
+        assert board.cells[(row.model, row.mode, "measured")][row.benchmark] == row.accuracy
+    people = aggregate([replace(r, model="people") for r in unperturbed if r.model.startswith("human/")])
+    for row in people:
+        assert board.cells[("people (3 persons)", "0-shot", "people, pooled")][row.benchmark] == row.accuracy
+    chance = {r.benchmark: r.accuracy for r in report_rows([], (), [ILLUSION, TOUCHING]) if r.source == "chance"}
+    assert board.cells[("chance", "any", "chance")] == chance
+    frame = board.table.data
+    assert list(frame["source"][:2]) == ["chance", "people, pooled"]  # pinned above everything
+    means = [float(m) for m in frame["mean"][2:]]
+    assert means == sorted(means, reverse=True)  # models and papers' numbers, best first
+    assert any(source.startswith("published (Rahmanzadehgervi") for source in frame["source"])
+    assert {"baseline/pixels", FOOLED, STEADY} <= set(frame["model"]) and PROBED not in set(frame["model"])
+
+
+def test_the_benchmark_table_pins_references_and_rounds_once(home):
+    from ui.scoreboard_data import Filters, origins_for, scoreboard_rows, select, stored_results
+    from ui.scoreboard_tables import benchmark_table, pooled_people
+
+    shown = stored_results(origins=origins_for(False))
+    filters = Filters(ILLUSION, group="difference")
+    selected = select(shown, filters)
+    rows = scoreboard_rows(selected, filters) + pooled_people(selected, filters.by)
+    table = benchmark_table(rows, "difference")
+    frame = table.table.data
+    assert "benchmark" not in frame.columns and "difference" in frame.columns
+    assert frame["source"].iloc[0] == "chance"  # pinned at the top, not hidden at the bottom
+    people = frame[frame["model"] == "people (3 persons)"]
+    assert len(people) == 1 + len(DIFFERENCES) and set(people["source"]) == {"people, pooled"}
+    for value in frame["accuracy"]:
+        assert value == "–" or len(value.split(".")[1]) == 1  # one decimal everywhere
+    published = frame[frame["source"].str.startswith("published")]
+    assert len(published) and all("[1]" in source for source in published["source"])  # VLMBias's note marker
+    assert table.notes.startswith("[1] ")
+    assert table.phone.count("<li") == len(frame)
+
+
+def test_mode_agreement_defaults_to_modes_that_share_items(home):
+    from ui.scoreboard_data import agreement_defaults, origins_for, stored_results
+
+    shown = stored_results(origins=origins_for(False))
+    model, modes, chosen = agreement_defaults(shown, TOUCHING, None)
+    assert len(chosen) >= 2 and set(chosen) <= set(modes)
+    shared = None
+    for mode in chosen:
+        items = {r.item_id for r in shown if (r.benchmark, r.model, r.mode) == (TOUCHING, model, mode)}
+        shared = items if shared is None else shared & items
+    assert shared  # a diagram with items in it
