@@ -29,6 +29,7 @@ from ui.scoreboard_handlers import (
     TABLE_COLUMNS,
     agreement_choices,
     agreement_view,
+    benchmark_clicked,
     compare,
     compare_choices,
     compare_if_shown,
@@ -47,8 +48,8 @@ PRIVATE = {"api_visibility": "private"}
 def build_scoreboard() -> dict[str, Any]:
     # Choices come from the store after the page is built: API callers may name values the
     # build-time lists did not hold (the handlers fall back to what the store has).
-    gr.Markdown("### Leaderboard across benchmarks", elem_id="score-heading")
     with gr.Row(elem_id="score-top") as top:
+        gr.Markdown("### Leaderboard across benchmarks", elem_id="score-heading")
         include_probes = gr.Checkbox(False, label="include single probes", elem_id="score-probes", scale=0,
                                      min_width=200, container=False)  # fmt: skip
         refresh = gr.Button("Refresh", elem_id="score-refresh", scale=0, min_width=100, size="sm")
@@ -58,7 +59,7 @@ def build_scoreboard() -> dict[str, Any]:
     view = gr.State("table")  # the benchmark view open: curves and comparisons are computed only there
     board = gr.Dataframe(interactive=False, elem_id="score-leaderboard", max_height=420, pinned_columns=1,
                          show_label=False)  # fmt: skip
-    board_note = gr.Markdown(elem_id="score-leaderboard-note")
+    board_note = gr.Markdown(elem_id="score-leaderboard-note")  # a click in a benchmark's column opens it below
 
     gr.Markdown("### One benchmark", elem_id="score-benchmark-heading")
     with gr.Row(elem_id="score-filters"):
@@ -134,6 +135,11 @@ def build_scoreboard() -> dict[str, Any]:
         refresh.click(reload_sync, synced, [origins, *synced[1:]], **PRIVATE).then(
             scoreboard, [*filters, origins], shown, api_name="scoreboard"
         )
+    )
+    chain(
+        board.select(benchmark_clicked, board, benchmark, **PRIVATE)
+        .then(sync, synced, [origins, *synced[1:]], **PRIVATE)
+        .then(scoreboard, [*filters, origins], shown, **PRIVATE)
     )
     tab = _enclosing_tab(top)
     for trigger in [include_probes.input, benchmark.input] + ([tab.select] if tab is not None else []):

@@ -31,7 +31,7 @@ from probes.core.types import Result
 from probes.people.human import is_human
 from probes.running.store import Store
 from ui.scoreboard_charts import pick_series
-from ui.scoreboard_data import ALL, Filters, fingerprint, select
+from ui.scoreboard_data import ALL, Filters, fingerprint, summary
 from ui.scoreboard_style import (
     CHANCE_COLOUR,
     PEOPLE,
@@ -102,19 +102,20 @@ def detailed(stores: Sequence[Store], benchmark: str, heads: Sequence[Head], ori
 # --- choosing the series ---------------------------------------------------------------------
 
 
-def _heads(scored: Sequence[Result], filters: Filters) -> tuple[list[Head], list[Head], str]:
-    """The machine series to fit (at most MAX_LINES), every person's series to pool, and a note."""
+def _heads(scored: list[Result], filters: Filters) -> tuple[list[Head], list[Head], str]:
+    """The machine series to fit (at most MAX_LINES), every person's series to pool, and a note
+    (read off the views' one-pass summary of the results, not the results themselves)."""
     perturbation = "none" if filters.perturbation == ALL else filters.perturbation
-    chosen = Filters(filters.benchmark, filters.models, filters.mode, perturbation)
     weights: dict[Head, int] = {}
-    for r in select(scored, chosen):
-        if not is_human(r.model):
-            head = (r.model, r.mode, r.perturbation)
-            weights[head] = weights.get(head, 0) + 1
-    # People are shown whatever the filters on models and modes: they are the reference.
-    people = {
-        (r.model, r.mode, r.perturbation) for r in scored if r.benchmark == filters.benchmark and is_human(r.model)
-    }
+    people: set[Head] = set()
+    for (benchmark, model, mode, perturbed, _), (count, _, _) in summary(scored).cells.items():
+        if benchmark != filters.benchmark:
+            continue
+        if is_human(model):  # people are shown whatever the filters on models and modes: the reference
+            people.add((model, mode, perturbed))
+        elif ((not filters.models or model in filters.models) and filters.mode in (ALL, mode)
+              and perturbed == perturbation):  # fmt: skip
+            weights[(model, mode, perturbed)] = weights.get((model, mode, perturbed), 0) + count
     kept, said = pick_series(weights, chosen_mode=filters.mode != ALL)
     return kept, sorted(people), said
 
@@ -281,7 +282,7 @@ def _figure(rows: Sequence[FitRow], param: str, colours: Colours, digits: int) -
     figure.update_layout(
         yaxis={"title": {"text": "chose the positive target" if panels != [""] else "positive replies"}}
     )
-    figure.update_layout(legend={"y": -0.5 / len(panels) if len(panels) > 1 else -0.2})
+    figure.update_layout(legend={"y": -75 / (250 * len(panels))})  # under the x axis title, whatever the panels
     return figure
 
 

@@ -54,7 +54,7 @@ EMPTY_STORE = (
     "BENCHMARK --model MODEL`), then press Refresh."
 )
 ONLY_PROBES = "Only single probe clicks so far: tick **include single probes** to see them, or run an evaluation."
-TABLE_COLUMNS = ["model", "mode", "accuracy", "95% CI", "n", "unparsed", "refused", "errors", "latency (s)", "source"]
+TABLE_COLUMNS = ["model", "mode", "source", "accuracy", "95% CI", "n", "unparsed", "refused", "errors", "latency (s)"]
 # Which filter a comparison along an axis leaves out (comparing models: every model).
 IGNORED = {"models": "models", "modes": "mode", "perturbations": "perturbation"}
 
@@ -199,6 +199,17 @@ def agreement_choices(benchmark: str | None, perturbation: str | None, agree_mod
 # --- the leaderboard and one benchmark -------------------------------------------------------------
 
 
+def benchmark_clicked(table: Any, event: gr.SelectData) -> Any:
+    """A click in a leaderboard's benchmark column opens that benchmark below."""
+    columns = list(getattr(table, "columns", []))
+    index = event.index[1] if isinstance(event.index, list | tuple) else None
+    name = columns[index] if index is not None and 0 <= index < len(columns) else None
+    if not isinstance(name, str) or name in ("model", "mode", "mean", "of", "source"):
+        return gr.skip()
+    check([name])
+    return gr.update(value=name)
+
+
 def scoreboard(
     benchmark: str | None,
     models: Sequence[str] | None,
@@ -234,7 +245,7 @@ def scoreboard(
     if filters.by:
         group_plot, group_note = charts.group_figure(shown_rows, filters.group, colours, filters.mode != ALL)
     else:
-        group_plot, group_note = empty("Choose a group under 'Break down by'."), ""
+        group_plot, group_note = empty("Choose a group under 'Break down by' for accuracy by its values.", 120), ""
     agree_rows, agree_plot = agreement(results, filters, agree_model, agree_modes or [])
     board = leaderboard(results)
     measured = sum(1 for r in rows if r.source == "measured")

@@ -103,7 +103,8 @@ def build(results: list[Result]) -> Board:
     note = (
         "A row per model and mode, a column per benchmark (accuracy %, unperturbed results). *Chance* and "
         "*people* (everyone who took items, pooled) first; then the models and the papers' *published* numbers "
-        "(tinted) by their **mean** over the benchmarks they have (**of** them)."
+        "(tinted) by their **mean** over the benchmarks they have (**of** them). Click a benchmark's column to "
+        "open it below."
     )
     if marks:
         note += "\n\n" + notes(marks)

@@ -108,10 +108,10 @@ def styled(figure: go.Figure, title: str, height: int = HEIGHT, **layout: object
     return figure
 
 
-def empty(message: str) -> go.Figure:
+def empty(message: str, height: int = 200) -> go.Figure:
     figure = go.Figure()
     figure.add_annotation(text=label(message), showarrow=False, x=0.5, y=0.5, xref="paper", yref="paper")
-    styled(figure, "", height=200)
+    styled(figure, "", height=height)
     figure.update_xaxes(visible=False)
     figure.update_yaxes(visible=False)
     return figure
