@@ -88,12 +88,12 @@ def test_a_store_damaged_in_its_data(tmp_path, filled_store):
 def test_a_models_file_that_is_a_folder(tmp_path, command):
     extra = (*RUN[1:], "--store", str(tmp_path / "s.sqlite")) if command == "run" else ()
     done = run_cli(command, *extra, "--models-file", str(tmp_path))
-    assert_one_error_line(done, "--models-file", "cannot be read", "Is a directory")
+    assert_one_error_line(done, str(tmp_path), "is a folder", "name the TOML file")
 
 
 def test_probe_models_naming_a_folder(tmp_path):
     done = run_cli("models", env={"PROBE_MODELS": str(tmp_path)})
-    assert_one_error_line(done, "$PROBE_MODELS", "cannot be read")
+    assert_one_error_line(done, str(tmp_path), "is a folder")
 
 
 @pytest.mark.parametrize("where", ["file", "file/inside"])
