@@ -13,130 +13,34 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import re
 import shlex
 import shutil
 import tempfile
 import zipfile
-from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 import gradio as gr
 
-from probes.benchmarks.generated import GeneratedBenchmark, Param
+from probes.benchmarks.generated import Param
 from probes.core.errors import BenchmarkError, UsageError
-from probes.core.registry import generated_families
-from probes.core.types import Item
+from probes.core.types import AnswerKind, Item
 from probes.files.export import generated_set, write_generated
 from probes.running.limits import current as limits
 from probes.running.limits import whole_number
 from ui import items as item_choice
 from ui.common import escape, user_message
+from ui.human_view import show_tab_js
+from ui.items import ItemSpec
+from ui.stimuli_params import Spec, control, default_spec, generator, task_params, value_text
 
 DEFAULT_TASK = "blind/touching-circles"
 MAX_EXPORT = 1000
 MAX_PARAMS = 32  # parameters in a spec (the largest family has about a dozen)
 # Previews and exports are written here (Gradio serves files from the temp folder).
 LAB_DIR = Path(tempfile.gettempdir()) / "perception-lab"
-
-Spec = dict[str, Any]
-
-
-# --- a task's parameters and their controls -------------------------------------------------
-
-
-def generator(task: str) -> type[GeneratedBenchmark]:
-    """The task's benchmark class (from the registry): its parameters without building its
-    (possibly large) design."""
-    families = generated_families()
-    if task not in families:
-        raise BenchmarkError(f"{task!r} is not a generated task; choose one of {', '.join(families)}")
-    return families[task]
-
-
-def task_params(task: str) -> dict[str, Param]:
-    """Every parameter of the task, the prompt wording last (as GeneratedBenchmark takes it)."""
-    cls = generator(task)
-    return {**cls.params, "prompt": Param(tuple(cls.prompts), choices=tuple(cls.prompts))}
-
-
-def is_numeric(spec: Param) -> bool:
-    return all(isinstance(v, int | float | Fraction) and not isinstance(v, bool) for v in spec.default)
-
-
-def is_integer(spec: Param) -> bool:
-    return all(isinstance(v, int) and not isinstance(v, bool) for v in spec.default)
-
-
-def slider_range(spec: Param) -> tuple[float, float, float]:
-    """(minimum, maximum, step) spanning the paper's values, fine enough for values between:
-    a tenth of the decade of the closest two values, or a hundredth when that leaves few steps."""
-    numbers = sorted({float(v) for v in spec.default})
-    low, high = numbers[0], numbers[-1]
-    if is_integer(spec):
-        return low, high, 1
-    closest = min(b - a for a, b in zip(numbers, numbers[1:], strict=False))
-    step = 10.0 ** math.floor(math.log10(closest))
-    if (high - low) / step < 20:
-        step /= 10
-    decimals = _decimals(step)
-    low = round(math.floor(round(low / step, 6)) * step, decimals)
-    high = round(math.ceil(round(high / step, 6)) * step, decimals)
-    return low, high, round(step, decimals)
-
-
-def _decimals(step: float) -> int:
-    return max(0, -math.floor(math.log10(step) + 1e-9))
-
-
-def value_text(spec: Param, value: Any) -> str:
-    """A control's value as the command line writes it: ints without ".0", floats short."""
-    if value is None or value == "":
-        raise BenchmarkError("every parameter needs a value")
-    if is_numeric(spec) and spec.choices is None:
-        number = float(value)
-        if is_integer(spec):
-            return str(int(round(number)))
-        return repr(round(number, 6))
-    return str(value).strip()
-
-
-def control(task: str, name: str, spec: Param) -> gr.components.Component:
-    """A slider for a numeric parameter the paper varies, a number for one it holds fixed (a
-    seed, a set size), a dropdown for a list of names or allowed values. Keyed by task, so a
-    task's controls never inherit another task's props when the controls are drawn anew."""
-    label = "Prompt wording" if name == "prompt" else name.replace("_", " ").capitalize()
-    elem_id, key = f"stim-param-{name}", f"{task}:{name}"
-    first = spec.default[0]
-    if is_numeric(spec) and spec.choices is None and len(set(spec.default)) > 1:
-        low, high, step = slider_range(spec)
-        precision = 0 if is_integer(spec) else _decimals(step)
-        shown = [spec.label(v) for v in spec.default]
-        info = "the paper: " + (
-            ", ".join(shown) if len(shown) <= 6 else f"{shown[0]} to {shown[-1]}, {len(shown)} values"
-        )
-        return gr.Slider(low, high, float(first), step=step, precision=precision, label=label, info=info,
-                         interactive=True, elem_id=elem_id, key=key, preserved_by_key=[])  # fmt: skip
-    if is_numeric(spec) and spec.choices is None:
-        precision = 0 if is_integer(spec) else None
-        return gr.Number(
-            first, precision=precision, label=label, interactive=True, elem_id=elem_id, key=key, preserved_by_key=[]
-        )
-    allowed = spec.choices if spec.choices is not None else spec.default
-    own = spec.choices is None  # not limited to a list: the paper's values, or one of yours
-    info = "the paper's values, or type your own" if own else None
-    return gr.Dropdown([str(v) for v in allowed], value=str(first), label=label, info=info,
-                       allow_custom_value=own, interactive=True, elem_id=elem_id, key=key, preserved_by_key=[])  # fmt: skip
-
-
-def default_spec(task: str) -> Spec:
-    """The spec the controls show when a task is chosen: each parameter at its first value."""
-    return {
-        "task": task,
-        "params": {name: value_text(spec, spec.default[0]) for name, spec in task_params(task).items()},
-    }
+SHOW_PROBE_JS = show_tab_js("probe", "Probe")
 
 
 # --- one stimulus ------------------------------------------------------------------------------
@@ -197,10 +101,28 @@ def preview(spec: Spec, variant: float | None) -> tuple:
     except Exception as exc:  # noqa: BLE001 - user_message logs what is not the visitor's mistake
         return failed(user_message(exc))
     _, question, answer = item_choice.describe(item)
+    if item.target is None and item.kind is AnswerKind.CHOICE:  # an illusion's targets measured equal
+        answer = "equal (neither option is right; not graded)"
     status = f"These parameters give {count} stimuli: showing variant {index}." if count > 1 else ""
     values = {**item.params, "answer": item.target_text()}
     download = gr.update(value=str(path), interactive=True)
-    return str(path), escape(question), f"Ground truth: **{escape(answer)}**", values, download, status
+    truth = f"Ground truth: **{escape(answer)}**" + measured_text(item)
+    return str(path), escape(question), truth, values, download, status
+
+
+def measured_text(item: Item) -> str:
+    """The targets as measured in the pixels drawn (the illusions keep them as `measured_*`
+    parameters: lengths, areas, offsets, angles), as a second line; empty when there are none."""
+    units = {"px": "px", "deg": "°"}
+    parts = []
+    for key, value in item.params.items():
+        name = key.removeprefix("measured_")
+        words = name.split("_")
+        if not key.startswith("measured_") or words[-1] not in units or name == "difference":
+            continue
+        unit = "px²" if "area" in words else units[words[-1]]
+        parts.append(f"{' '.join(words[:-1])} {value:g} {unit}")
+    return "  \nMeasured in the pixels drawn: " + escape(" · ".join(parts)) if parts else ""
 
 
 def failed(message: str) -> tuple:
@@ -267,10 +189,37 @@ def command_line(task: str, params: dict[str, list[str]], n: int, seed: int) -> 
 
 # --- the tab ---------------------------------------------------------------------------------
 
+# Typing into a slider's number box: the value is applied on Enter (or on leaving the box), not
+# at every keystroke (a half-typed "3" of "384" would draw a 3-pixel canvas). Installed once
+# per page by an empty HTML block's js_on_load; it acts on the lab's own controls only.
+LAB_SCRIPT = r"""
+if (!window.stimulusLab) {
+  window.stimulusLab = true;
+  const sliderBox = (el) => el instanceof HTMLInputElement && el.type === "number" &&
+    !!el.closest('[id^="stim-param-"]')?.querySelector("input[type=range]");
+  document.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && sliderBox(event.target)) event.target.blur(); // the slider's release
+  }, true);
+  document.addEventListener("focusin", (event) => {
+    const box = event.target;
+    if (!sliderBox(box) || box.dataset.labQuiet) return;
+    box.dataset.labQuiet = "1";
+    // The box keeps what is typed (its own listener ran first), but the slider is not told of
+    // each key, nor of a click into the box; its spin arrows (no InputEvent) still step live.
+    box.addEventListener("input", (e) => { if (e instanceof InputEvent) e.stopPropagation(); });
+    box.addEventListener("pointerup", (e) => e.stopPropagation());
+  });
+}
+"""
+
 
 def build_stimuli() -> dict[str, Any]:
+    """The tab. Returns its parts for app.py: `ask` (the "Ask models about this" button),
+    `spec` and `variant` (what is on show), `to_probe` (spec, variant -> ui.items.ItemSpec)
+    and `show_probe_js` (switches to the Probe tab): see `to_probe`."""
     first = default_spec(DEFAULT_TASK)
     image0, question0, answer0, values0, _, status0 = preview(first, 0)
+    gr.HTML("", js_on_load=LAB_SCRIPT, visible="hidden", elem_id="stim-script")
     with gr.Row():
         with gr.Column(scale=1, min_width=320):
             task = gr.Dropdown(item_choice.generated_ids(), value=DEFAULT_TASK, label="Task", elem_id="stim-task")
@@ -283,7 +232,9 @@ def build_stimuli() -> dict[str, Any]:
             status = gr.Markdown(status0, elem_id="stim-status")
             question = gr.Markdown(question0, elem_id="stim-question")
             answer = gr.Markdown(answer0, elem_id="stim-answer")
-            download = gr.DownloadButton("Download PNG", image0, size="md", elem_id="stim-download")
+            with gr.Row():
+                ask = gr.Button("Ask models about this", variant="primary", elem_id="stim-ask")
+                download = gr.DownloadButton("Download PNG", image0, elem_id="stim-download")
             with gr.Accordion("Parameter values of this stimulus", open=True):
                 values = gr.JSON(values0, elem_id="stim-values")
     # The spec the controls stand for: hidden, read by the variant, the export and the API.
@@ -309,6 +260,9 @@ def build_stimuli() -> dict[str, Any]:
                                      elem_id="stim-command")  # fmt: skip
 
     shown = [image, question, answer, values, download, status]
+    # Redraws are bounded: "always_last" keeps at most one per session in flight (a drag sends
+    # the newest value when the last one is drawn), and two at a time for everyone.
+    redraw = {"trigger_mode": "always_last", "concurrency_limit": 2, "concurrency_id": "stimulus-preview"}
 
     with controls_area:
 
@@ -320,22 +274,23 @@ def build_stimuli() -> dict[str, Any]:
                 gr.Markdown(f"⚠ {escape(str(exc))}")
                 return
             widgets = {name: control(task_id, name, spec) for name, spec in params.items()}
-            triggers = {name: w.release if isinstance(w, gr.Slider) else w.input for name, w in widgets.items()}
+            triggers = {name: _triggers(widget) for name, widget in widgets.items()}
             # One event for all controls: always_last keeps one session's redraws in order.
             gr.on(
-                list(triggers.values()),
+                [trigger for both in triggers.values() for trigger in both],
                 _on_controls(task_id, params),
                 [variant, *widgets.values()],
                 [chosen, *shown],
-                trigger_mode="always_last",
-                show_progress="minimal",
+                show_progress="hidden",
                 api_visibility="private",
+                **redraw,
             )
-            for name, trigger in triggers.items():
-                trigger(None, fixed, fixed, js=_tick_js(list(params), name), api_visibility="private")
+            for name, widget in widgets.items():  # a person's change, not a redraw's
+                ticks = [widget.input, widget.release] if isinstance(widget, gr.Slider) else [widget.input]
+                gr.on(ticks, None, fixed, fixed, js=_tick_js(list(params), name), api_visibility="private")
 
     task.change(select_task, task, [chosen, fixed, variant, *shown], show_progress="minimal", api_visibility="private")
-    variant.input(preview, [chosen, variant], shown, api_name="stimulus_preview", trigger_mode="always_last")
+    variant.input(preview, [chosen, variant], shown, api_name="stimulus_preview", show_progress="hidden", **redraw)
     # Mirrored in the browser (no round trip), so an export clicked right after a tick sees it.
     fixed.change(None, fixed, fixed_names, js="(names) => [names]", api_visibility="private")
     export.click(
@@ -346,7 +301,36 @@ def build_stimuli() -> dict[str, Any]:
         concurrency_limit=2,
         concurrency_id="stimulus-export",
     )
-    return {"task": task, "spec": chosen, "export": export}
+    return {"task": task, "spec": chosen, "variant": variant, "export": export, "ask": ask,
+            "to_probe": to_probe, "show_probe_js": SHOW_PROBE_JS}  # fmt: skip
+
+
+def _triggers(widget: gr.components.Component) -> list:
+    """When a control redraws: a slider while it is dragged (`input`) and when let go or its
+    box is left or sent with Enter (`release`); a number box on Enter or on leaving it; a list
+    when a value is chosen."""
+    if isinstance(widget, gr.Slider):
+        return [widget.input, widget.release]
+    if isinstance(widget, gr.Number):
+        return [widget.submit, widget.blur]
+    return [widget.input]
+
+
+def to_probe(spec: Spec, variant: float | None) -> ItemSpec:
+    """The stimulus on show as the Probe tab's item: the same task, parameters and variant, so
+    the stage draws exactly this image. A spec that draws nothing raises gr.Error (a message
+    beside the button; the Probe stage keeps its item).
+
+    app.py connects it (`lab` from build_stimuli, `probe` the Probe tab's parts):
+        lab["ask"].click(lab["to_probe"], [lab["spec"], lab["variant"]], probe_item_state,
+                         api_visibility="private").success(show_item, ...).success(None, js=lab["show_probe_js"])
+    """
+    try:
+        task, params = _checked_spec(spec)
+        _, _, index = stimulus(spec, variant)
+    except Exception as exc:  # noqa: BLE001 - user_message logs what is not the visitor's mistake
+        raise gr.Error(user_message(exc)) from None
+    return ItemSpec("generated", task, index, params={name: [value] for name, value in params.items()})
 
 
 def _on_controls(task: str, params: dict[str, Param]):
