@@ -76,6 +76,7 @@ class Context:
     folder: Path
     requests: Callable[[], int]  # requests the model server has answered so far
     client: Client | None = None  # the attacker's own session (fresh for each attack)
+    app: AppProcess | None = None
 
     def visitor(self, **headers: str) -> Client:
         return Client(self.url, verbose=False, download_files=False, headers=headers or None)
@@ -270,6 +271,36 @@ def long_texts(ctx: Context) -> Outcome:
     return outcome
 
 
+def choice_echo(ctx: Context) -> Outcome:
+    """20 MB as a list field's value (the Probe tab's task): Gradio checks it against the choices."""
+    logged = ctx.app.log_path.stat().st_size if ctx.app else 0
+    message = refusal(ctx.client, "/generate_stimulus", task="x" * (20 * MB), params="", seed=0)
+    grown = (ctx.app.log_path.stat().st_size - logged) / MB if ctx.app else 0.0
+    return Outcome(message, note=f"message {len(message) / MB:.0f} MB; app log +{grown:.0f} MB")
+
+
+_designs = iter(range(10**6))
+
+
+def illusion_designs(ctx: Context) -> Outcome:
+    """4 sessions at once, each evaluating 1 item of a new 9,800-item illusion design (49 differences
+    x 50 strengths x 2 seeds x 2 prompts): the whole design is built and measured first."""
+
+    def one(_: int) -> str:
+        shift = next(_designs)  # values never asked before: nothing comes from a cache
+        differences = ",".join(f"{-0.7 + 0.02 * i + shift * 1e-5:.5f}" for i in range(50) if i != 35)
+        strengths = ",".join(f"{0.05 * i + shift * 1e-5:.5f}" for i in range(50))
+        params = f"difference={differences} illusion_strength={strengths} inducers=with canvas=384 seed=0,1"
+        outputs = call(ctx.visitor(), "/run_eval", benchmarks=["illusion/delboeuf"], params=params,
+                       models=["baseline/chance"], limit=1)  # fmt: skip
+        return warning(outputs) or _first_words(" ".join(texts(outputs[:1])), 5)
+
+    with ThreadPoolExecutor(4) as pool:
+        statuses = list(pool.map(one, range(4)))
+    refused = [s for s in statuses if s.startswith("⚠")]
+    return Outcome(refused[0] if refused else "", note=statuses[0])
+
+
 def previews(canvas: int, count: int = 80) -> Callable[[Context], Outcome]:
     def attack(ctx: Context) -> Outcome:
         messages = []
@@ -353,10 +384,14 @@ def _all_refused(messages: list[str]) -> Outcome:
     return Outcome(first if not passed else "", note=f"{len(messages) - passed} of {len(messages)} refused")
 
 
-def _first_words(text: object, words: int) -> str:
-    plain = " ".join(str(text).replace("*", "").split())
+def _first_words(text: object, words: int, limit: int = 70) -> str:
+    """The first `words` words, at most `limit` characters (a message may repeat megabytes)."""
+    plain = " ".join(str(text)[: 4 * limit].replace("*", "").split())
     parts = plain.split(" ")
-    return " ".join(parts[:words]) + (" ..." if len(parts) > words else "")
+    shown = " ".join(parts[:words])
+    if len(shown) > limit:
+        shown = shown[:limit]
+    return shown + (" ..." if shown != plain else "")
 
 
 ATTACKS = [
@@ -373,12 +408,19 @@ ATTACKS = [
     Attack("largest-all", largest("all"), repeat=False, shown="the same, Ask 4 models x every condition"),
     Attack("hf", hub_models, shown="hf/<any hub id>, hf//path, hf/<home> as models"),
     Attack("texts", long_texts, shown="20 MB text fields (3 endpoints)"),
+    Attack("choice-echo", choice_echo, shown="20 MB as a list field's value (Gradio's choice check)"),
     Attack("previews-4096", previews(4096), shown="80 previews at 4096 px"),
     Attack("previews-2048", previews(2048), repeat=False, shown="80 previews at 2048 px (largest allowed)"),
     Attack("numbers", numbers, shown="counts 10^9, item index 10^18"),
     Attack("lists", huge_lists, shown="10,000-param spec, 100,000 fixed names, 100,000 scoreboard models"),
     Attack("exports", exports, repeat=False, shown="2 exports at once, 1000 items at 2048 px"),
     Attack("stores", session_stores, repeat=False, shown="4 sessions at once, 5,000 baseline results each"),
+    Attack(
+        "designs",
+        illusion_designs,
+        repeat=False,
+        shown="4 sessions at once, 1 item of a new 9,800-item illusion design",
+    ),
     Attack("illusion", unbounded_illusion, repeat=False, shown="4 x illusion/delboeuf size_min=1e4 (no bound)"),
     Attack("budget", fresh_sessions, repeat=False, shown="budgets: 5 fresh sessions x 4 paid models x 2"),
     Attack("clicks", thousand_clicks, repeat=False, shown="4 paid models x 1000 clicks", timeout=600),
@@ -466,7 +508,7 @@ def measure(app: AppProcess, attack: Attack, args, seed_base: int, idle_p95: flo
         app.restart()
         warm_up(app)
         attacker_client = Client(app.url, verbose=False, download_files=False)
-    ctx = Context(app.url, Path(args.folder), requests, attacker_client)
+    ctx = Context(app.url, Path(args.folder), requests, attacker_client, app)
     outcomes: list[Outcome] = []
     first: list[float] = []
     done = threading.Event()

@@ -162,7 +162,8 @@ def test_every_endpoint_answers_huge_lists_texts_and_numbers_quickly_without_ech
     strict=True,
     reason="a Dropdown without custom values (the Probe and Human tabs' task and benchmark, the judge's model, "
     "the scoreboard's filters...) is checked by Gradio before any handler, and Gradio's error repeats the whole "
-    "value: a 1 MB text comes back as a 1 MB error (20 MB as 20 MB), past the app's 10,000-character bound",
+    "value: a 1 MB text comes back as a 1 MB error (20 MB as 20 MB), past the app's 10,000-character bound, and "
+    "Gradio prints it to the app's log too (bench/abuse.py 'choice-echo': +20 MB of log per request)",
 )
 def test_a_huge_value_for_a_list_field_is_not_echoed(public):
     _, client = public()
