@@ -39,9 +39,8 @@ from fractions import Fraction
 from typing import Any
 
 from probes.analysis.logistic import RESAMPLES, Fit, FitStatus, combine, fit_levels
-from probes.core.types import Result, Status
+from probes.core.types import POSITIVE_ANSWER, Result, Status
 
-POSITIVE_ANSWER = "positive_answer"
 POLARITY = "polarity"
 POLARITIES = {1: "+1", -1: "-1", 0: "0"}
 

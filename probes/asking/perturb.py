@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from PIL import Image, ImageOps
 
 from probes.core.errors import PerturbationError
-from probes.core.types import AnswerKind, ImageSource, Item
+from probes.core.types import POSITIVE_ANSWER, AnswerKind, ImageSource, Item
 
 FIXED = ("none", "no-image", "flip-vertical", "grayscale", "resize-256")
 _ROTATE = re.compile(r"rotate-options-(\d+)")
@@ -90,4 +90,10 @@ def apply(item: Item, name: str) -> Item:
         raise PerturbationError(f"{name} needs multiple-choice items; {item.benchmark} item {item.id} has no options")
     count = len(item.options)
     options = tuple(item.options[(i + shift) % count] for i in range(count))
-    return item.with_changes(options=options, target=(item.target - shift) % count)
+    target = None if item.target is None else (item.target - shift) % count
+    params = dict(item.params)
+    # An option named by its place in the item's parameters (the illusions' `positive_answer`,
+    # which psychometric fits read) moves with its option.
+    if isinstance(params.get(POSITIVE_ANSWER), int) and not isinstance(params[POSITIVE_ANSWER], bool):
+        params[POSITIVE_ANSWER] = (params[POSITIVE_ANSWER] - shift) % count
+    return item.with_changes(options=options, target=target, params=params)

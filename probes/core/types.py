@@ -24,6 +24,11 @@ class AnswerKind(StrEnum):
     TEXT = "text"  # a short free answer, compared after normalisation
 
 
+# An item parameter naming the parsed answer that "chose the target a positive difference favours"
+# (the illusions set it per item; psychometric fits read it; rotating the options moves it).
+POSITIVE_ANSWER = "positive_answer"
+
+
 class Status(StrEnum):
     ANSWERED = "answered"
     UNPARSED = "unparsed"  # the model replied, but no well-formed answer could be read

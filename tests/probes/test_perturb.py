@@ -45,3 +45,15 @@ def test_rotating_options_of_a_yes_no_item_is_refused():
 def test_unknown_perturbation_lists_the_known_ones():
     with pytest.raises(perturb.PerturbationError, match="flip-vertical"):
         perturb.check("upside-down")
+
+
+def test_rotating_the_options_moves_the_positive_answer_with_its_option():
+    from probes.asking import perturb
+    from probes.core.registry import get_benchmark
+
+    item = next(i for i in get_benchmark("illusion/mueller-lyer").items() if i.target is not None)
+    positive = item.options[item.params["positive_answer"]]
+    for shift in range(1, len(item.options)):
+        rotated = perturb.apply(item, f"rotate-options-{shift}")
+        assert rotated.options[rotated.params["positive_answer"]] == positive
+        assert rotated.options[rotated.target] == item.options[item.target]

@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 from probes.benchmarks.generated import EXAMPLE_SEED_BASE, GeneratedBenchmark, Param
 from probes.benchmarks.illusion.designs import ILLUSION_GAME, designs, game_differences, game_strengths
 from probes.core.errors import BenchmarkError
-from probes.core.types import AnswerKind, Item
+from probes.core.types import POSITIVE_ANSWER, AnswerKind, Item
 from probes.stimuli.illusions.base import INDUCERS, Illusion, view_box
 from probes.stimuli.illusions.measure import Measured, MeasureError
 
@@ -255,7 +255,7 @@ class IllusionBenchmark(GeneratedBenchmark):
 
     def _item(self, stimulus: Illusion, prompt: str, seed_offset: bool) -> Item:
         item = super()._item(stimulus, prompt, seed_offset)
-        params = {**item.params, "positive_answer": self.positive_answer(stimulus, prompt)}
+        params = {**item.params, POSITIVE_ANSWER: self.positive_answer(stimulus, prompt)}
         fields = {f.name: getattr(item, f.name) for f in dataclasses.fields(item)}
         fields.update(options=self.shown_options(stimulus, prompt), params=params)
         return (Item if item.target is not None else EqualItem)(**fields)
