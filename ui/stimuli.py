@@ -220,13 +220,15 @@ def build_stimuli() -> dict[str, Any]:
     first = default_spec(DEFAULT_TASK)
     image0, question0, answer0, values0, _, status0 = preview(first, 0)
     gr.HTML("", js_on_load=LAB_SCRIPT, visible="hidden", elem_id="stim-script")
-    with gr.Row():
-        with gr.Column(scale=1, min_width=320):
+    # On a phone the picture comes first and stays in view while the controls below it move
+    # (assets/app.css: the right column's parts join the row, the image sticks to the top).
+    with gr.Row(elem_id="stim-row"):
+        with gr.Column(scale=1, min_width=320, elem_id="stim-controls"):
             task = gr.Dropdown(item_choice.generated_ids(), value=DEFAULT_TASK, label="Task", elem_id="stim-task")
             controls_area = gr.Column()
             variant = gr.Number(0, precision=0, minimum=0, label="Variant",
                                 info="when the parameters still give several stimuli", elem_id="stim-variant")  # fmt: skip
-        with gr.Column(scale=2):
+        with gr.Column(scale=2, elem_id="stim-preview"):
             image = gr.Image(image0, type="filepath", format="png", label="Stimulus", interactive=False, height=460,
                              buttons=["fullscreen"], elem_id="stim-image")  # fmt: skip
             status = gr.Markdown(status0, elem_id="stim-status")
