@@ -16,7 +16,7 @@ from playwright.sync_api import expect
 
 from probes.running.store import Store
 from tests.support.fake_servers import FakeOpenAIServer, Fault, Reply
-from tests.ui.test_probe_tab import choose_model
+from tests.ui.test_probe_tab import choose_model, tick
 
 SERVER_KEY = "sk-PLANTED-server-0123456789abcdef"
 TYPED_KEY = "sk-PLANTED-typed-ABCDEFGHIJKLMNOP"
@@ -60,22 +60,23 @@ def test_planted_and_typed_keys_never_leak(serve, browser, tmp_path, capfd):
             choose_model(page, 1, "openai/fine")
             page.click("#probe-ask")
             expect(page.locator("#probe-status")).to_contain_text("2 of 2 answered")
-            expect(page.locator("#probe-pane-0")).to_contain_text("Incorrect API key provided")
-            # The visitor's own key, echoed back the same way.
+            expect(page.locator("#probe-grid")).to_contain_text("Incorrect API key provided")
+            # The visitor's own key, echoed back the same way (4-shot as well: a new request each).
             page.get_by_text("API keys (used for this session only, never stored)").click()
             page.locator("#probe-openai-key input").fill(TYPED_KEY)
-            page.locator("#probe-shots").get_by_text("4", exact=True).click()
+            tick(page, "4-shot")
             page.click("#probe-ask")
-            expect(page.locator("#probe-pane-0")).to_contain_text("Incorrect API key provided")
-            expect(page.locator("#probe-status")).to_contain_text("2 of 2 answered")
-            for element in ("probe-pane-0", "probe-pane-1", "probe-status"):
-                assert_clean(page.locator(f"#{element}").inner_text(), f"#{element}")
-            assert_clean(page.locator("#probe-reply-0 textarea").input_value(), "the raw reply")
+            expect(page.locator("#probe-status")).to_contain_text("4 of 4 answered")
+            expect(page.locator("#probe-grid")).to_contain_text("Incorrect API key provided")
+            for element in ("probe-grid", "probe-status", "probe-prompts"):
+                # text_content: the replies folded away in the grid count too.
+                assert_clean(page.locator(f"#{element}").text_content() or "", f"#{element}")
             # The visitor's own password box holds their key; nothing else on their page may.
             assert_clean(page.content().replace(f'value="{TYPED_KEY}"', ""), "the visitor's page")
 
             # Exports: the scoreboard's CSV and JSON, the stimulus lab's zip.
             page.get_by_role("tab", name="Scoreboard", exact=True).click()
+            page.locator("#score-probes input").check()  # the Probe tab's clicks are all this store holds
             page.click("#score-refresh")
             expect(page.locator("#score-table")).to_contain_text("openai/fine")
             exported = [download(page, "score-csv", tmp_path), download(page, "score-json", tmp_path)]
