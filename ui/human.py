@@ -92,8 +92,12 @@ def _build_take() -> dict[str, Any]:
             benchmark = gr.Dropdown(
                 benchmark_ids(), value=DEFAULT_BENCHMARK, label="Benchmark", elem_id="human-benchmark"
             )
-            data = gr.Textbox(label="Data folder", placeholder="only for benchmarks read from a folder (--data)",
-                              elem_id="human-data")  # fmt: skip
+            data = gr.Textbox(
+                label="Data folder",
+                placeholder="only for benchmarks read from a folder (--data)",
+                visible=not limits().public,
+                elem_id="human-data",
+            )  # public: no server folders
             with gr.Row():
                 count = gr.Number(DEFAULT_ITEMS, precision=0, minimum=1, maximum=MAX_ITEMS, label="Items",
                                   elem_id="human-count")  # fmt: skip

@@ -57,7 +57,11 @@ def build_judge() -> dict[str, Any]:
             judge = gr.Textbox(label="Your name (judge)", placeholder="e.g. Ada", elem_id="human-judge-name")
             model = gr.Dropdown(choices, label="Model judged", elem_id="human-judge-model")
             refresh = gr.Button("↻ Refresh the list of models", size="sm", elem_id="human-judge-refresh")
-            data = gr.Textbox(label="Data folder (only if the images moved since the run)", elem_id="human-judge-data")
+            data = gr.Textbox(
+                label="Data folder (only if the images moved since the run)",
+                visible=not limits().public,
+                elem_id="human-judge-data",
+            )  # public: no server folders
             start = gr.Button("Start judging", variant="primary", elem_id="human-judge-start")
             availability = gr.Markdown(_availability(choices), elem_id="human-judge-available")
         with gr.Column(scale=2):
