@@ -191,7 +191,7 @@ def command_line(task: str, params: dict[str, list[str]], n: int, seed: int) -> 
 
 # Typing into a slider's number box: the value is applied on Enter (or on leaving the box), not
 # at every keystroke (a half-typed "3" of "384" would draw a 3-pixel canvas). Installed once
-# per page by an empty HTML block's js_on_load; it acts on the lab's own controls only.
+# per page by an empty HTML block's js_on_load; it acts on the lab's own elements only.
 LAB_SCRIPT = r"""
 if (!window.stimulusLab) {
   window.stimulusLab = true;
@@ -209,6 +209,13 @@ if (!window.stimulusLab) {
     box.addEventListener("input", (e) => { if (e instanceof InputEvent) e.stopPropagation(); });
     box.addEventListener("pointerup", (e) => e.stopPropagation());
   });
+  // While a new preview loads, the last one stays drawn behind it (as the image's background):
+  // a dragged slider shows a moving picture, not a blink of white between frames.
+  const keep = (img) => { img.style.background = `url("${img.currentSrc}") center / 100% 100% no-repeat`; };
+  document.addEventListener("load", (event) => {
+    if (event.target.tagName === "IMG" && event.target.closest("#stim-image")) keep(event.target);
+  }, true);
+  document.querySelectorAll("#stim-image img").forEach((img) => { if (img.complete && img.naturalWidth) keep(img); });
 }
 """
 

@@ -19,6 +19,9 @@ from ui import items as item_choice
 from ui import stimuli
 from ui.stimuli_params import default_spec
 
+SHOWS_A_PICTURE = """() => [...document.querySelectorAll('#stim-image img')].every(
+    (img) => (img.complete && img.naturalWidth > 0) || img.style.background.includes('url('))"""
+
 
 def open_lab(page, url: str) -> None:
     page.goto(url)
@@ -69,6 +72,8 @@ def test_the_preview_follows_a_slider_while_it_is_dragged(serve, browser, tmp_pa
         page.mouse.down()
         for step in range(1, 21):  # to the right end: from -0.15 to +0.5
             page.mouse.move(box["x"] + 2 + step * (box["width"] - 4) / 20, y, steps=2)
+            # Never a blank between frames: a picture still loading has the last one behind it.
+            assert page.evaluate(SHOWS_A_PICTURE), f"blank preview at step {step}"
             if step == 10:  # halfway, the button still held: the picture has already moved on
                 expect(page.locator("#stim-image img")).not_to_have_attribute("src", first)
                 screenshot(page, tmp_path, f"stimuli-drag-{viewport['width']}")
