@@ -28,6 +28,7 @@ import base64
 import json
 import os
 import resource
+import signal
 import statistics
 import subprocess
 import sys
@@ -172,9 +173,14 @@ def _spawn(child: str, args: argparse.Namespace, tree: Path | None = None, **ext
     if args.profile == extra.get("model", child):
         command += ["--profile-this", "--sort", args.sort, "--restrict", args.restrict]
     started = time.perf_counter()
-    process = subprocess.run(command, stdout=subprocess.PIPE, text=True, cwd=tree, env=environment)
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, cwd=tree, env=environment)
+    try:
+        output, _ = process.communicate()
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
     wall = time.perf_counter() - started
-    output = process.stdout
     if process.returncode != 0:
         raise SystemExit(f"{child} failed (exit {process.returncode})")
     marks = json.loads(output.rsplit("MARKS ", 1)[1])
@@ -327,6 +333,8 @@ def main() -> None:
     if args.child:
         child_main(args)
         return
+    # A kill (SIGTERM) unwinds like Ctrl-C, so the server and the variant running are stopped.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     print(f"{args.items} {BENCHMARK} items, concurrency {args.concurrency}, cores {os.cpu_count()}, "
           "each variant in its own process, the server in another")  # fmt: skip
     with tempfile.TemporaryDirectory() as folder:
