@@ -7,17 +7,22 @@ alternates pair by pair), each variant in its own process, timed from its start 
 
 - plain: `asyncio` + `openai.AsyncOpenAI`, a semaphore of 16, each item's PNG file read and sent
   as it is (the files written beforehand with our encoder, so the bytes on the wire are the same);
-- first run: our runner on a new store (every image drawn, hashed, encoded);
-- second model: our runner for another model on that store (another model already answered these
-  items, so every image is known to the store and its image cache).
+- first: our runner on a new store (every image drawn, hashed, encoded);
+- second: our runner for another model on that store (another model already answered these
+  items, so every image is known to the store and its image cache);
+- custom first / second: the same two with the same PNG files as a `custom:` folder;
+- first / second (before), with `--before CHECKOUT`: the same two run with another checkout's
+  code (an exported commit), interleaved with the rest.
 
-It prints the median of the pairs with each ratio to the plain loop, the image-drawing floor
-(drawing every distinct image once, serially, CPU seconds), and each variant's peak RSS (the
-child's own VmHWM). Then, at 10 ms, one pair per canvas size (384, 769, 1155 px)
-for peak RSS.
+It prints each variant's median wall time and its ratio to the plain loop, time to the first
+request and after the last reply, CPU seconds and peak RSS (the child's own VmHWM); the
+image-drawing floor (every distinct image drawn once, serially, CPU seconds) and the image floor
+(drawn, hashed and encoded). Then, at 10 ms, one pair per canvas size (384, 769, 1155 px) for
+peak RSS.
 
-Run from the repository root:  python -m bench.wire [--pairs 3] [--items 400]
-Profile one variant:           python -m bench.wire --profile second --latencies 0.01 --pairs 1
+Run from the repository root:  python -m bench.wire [--pairs 3] [--before CHECKOUT] [--tree CHECKOUT]
+Profile one variant (CPU time per thread, merged):
+                               python -m bench.wire --profile second --latencies 0.01 --pairs 1
 """
 
 from __future__ import annotations
