@@ -343,13 +343,14 @@ def session_stores(ctx: Context) -> Outcome:
 def unbounded_illusion(ctx: Context) -> Outcome:
     """illusion/delboeuf size_min=1e4 (a parameter with no bound): four at once."""
     params = "size_min=1e4 canvas=768 inducers=flipped difference=0.23378 illusion_strength=1.24 seed=0"
-    jobs = [submit(ctx.visitor(), "/generate_stimulus", task="illusion/delboeuf", params=params, seed=0)
-            for _ in range(4)]  # fmt: skip
+    visitors = [ctx.visitor() for _ in range(4)]
     deadline = time.monotonic() + ATTEMPT_TIMEOUT
     try:
+        jobs = [submit(v, "/generate_stimulus", task="illusion/delboeuf", params=params, seed=0) for v in visitors]
         answers = [job.result(timeout=max(1.0, deadline - time.monotonic())) for job in jobs]
-    except Exception:  # noqa: BLE001 - TimeoutError, or the HTTP client's own
-        return Outcome("", note=f"not answered within {ATTEMPT_TIMEOUT:.0f} s", stuck=True)
+    except Exception as exc:  # noqa: BLE001 - TimeoutError, or the HTTP client's own
+        waited = ATTEMPT_TIMEOUT - (deadline - time.monotonic())
+        return Outcome("", note=f"not answered ({type(exc).__name__} after {waited:.0f} s)", stuck=True)
     return Outcome(warning(answers))
 
 
@@ -520,7 +521,8 @@ def measure(app: AppProcess, attack: Attack, args, seed_base: int, idle_p95: flo
             try:
                 outcome = attack.run(ctx)
             except Exception as exc:  # noqa: BLE001 - a failed call is an outcome to report
-                outcome = Outcome("", note=f"{type(exc).__name__}: {_first_words(exc, 12)}")
+                # The app may still be working on it: it is restarted after this attack.
+                outcome = Outcome("", note=f"{type(exc).__name__}: {_first_words(exc, 12)}", stuck=True)
             if not first:
                 first.append(time.perf_counter() - started)
             outcomes.append(outcome)

@@ -21,6 +21,10 @@ class Backend(ABC):
     model_id: str  # "provider/model", as users type it
     endpoint: str  # where requests go; part of the cache key, never holds a secret
     default_concurrency: int = 4  # requests in flight at once unless the user says otherwise
+    # How images go over the wire: `models.types.PNG_FAST` for the API backends (a runner can then
+    # encode an image once, the first time it sees it, and keep only the bytes); None for
+    # backends that read pixels (local models, baselines).
+    image_encoding: str | None = None
 
     def check(self) -> None:
         """Raise `Unavailable` (with what to do) if this model cannot run here. Sends nothing."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import shutil
 import tempfile
 import threading
 import time
@@ -27,6 +28,8 @@ from probes.running.store import Store
 SESSION_DIR = Path(tempfile.gettempdir()) / "probe-sessions"
 IDLE_SECONDS = 3600.0
 MAX_OPEN = 256  # session stores kept open at once; older ones are closed (reopened on use)
+# A session's encoded images (what its runs sent): a visitor cannot fill the disk through them.
+SESSION_IMAGE_CACHE_BYTES = 32 * 2**20
 
 
 @dataclass(frozen=True)
@@ -70,7 +73,7 @@ class SessionStores:
             if not create and not path.exists():
                 return None
             self.folder.mkdir(parents=True, exist_ok=True)
-            store = Store(path)
+            store = Store(path, image_cache_bytes=SESSION_IMAGE_CACHE_BYTES)
             self._open[session] = (store, time.monotonic())
             if len(self._open) > MAX_OPEN:
                 oldest = min(self._open, key=lambda s: self._open[s][1])
@@ -88,8 +91,15 @@ class SessionStores:
                     store.close()
         if not self.folder.exists():
             return
+        open_paths = {s.path for s, _ in self._open.values()}
         for path in self.folder.glob("*.sqlite*"):
-            if _modified(path) < cutoff and not any(s.path == path for s, _ in self._open.values()):
+            # A store's files: the database, its -wal/-shm, and its image cache (a folder).
+            store_path = path.with_name(path.name.split(".sqlite")[0] + ".sqlite")
+            if store_path in open_paths or _modified(path) >= cutoff:
+                continue
+            if path.is_dir():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
                 path.unlink(missing_ok=True)
 
 
@@ -138,7 +148,9 @@ def people_quota(request: gr.Request | None) -> None:
         try:
             PEOPLE.take(who.session, who.client, 1)
         except LimitExceeded:
-            raise LimitExceeded("this Space has taken as many people's answers as it can for now; try again later") from None
+            raise LimitExceeded(
+                "this Space has taken as many people's answers as it can for now; try again later"
+            ) from None
 
 
 def room_for(request: gr.Request | None, results: int) -> None:

@@ -25,6 +25,7 @@ class Benchmark(ABC):
     kind: AnswerKind | None = None  # None: the items differ (a custom folder)
     label_style: LabelStyle = LabelStyle.LETTER  # how options are labelled: a/b/c, 0/1/2, 1/2/3
     fixed_options: tuple[str, ...] = ()  # options every item has (DiscriBench's "Image 1".."Image 4")
+    cache_images: bool = True  # a run may keep encoded images beside the store (not for uploads)
 
     def __init__(self) -> None:
         self._items: list[Item] | None = None

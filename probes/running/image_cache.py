@@ -57,8 +57,8 @@ class ImageCache:
         self.hits = self.misses = 0
 
     @classmethod
-    def beside(cls, store_path: Path) -> ImageCache:
-        return cls(cache_dir(Path(store_path)))
+    def beside(cls, store_path: Path, max_bytes: int | None = None) -> ImageCache:
+        return cls(cache_dir(Path(store_path)), max_bytes)
 
     def _path(self, key: str) -> Path:
         if not _NAME.fullmatch(key):

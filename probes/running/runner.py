@@ -193,12 +193,14 @@ class Runner:
         self.store = store
         # A benchmark of visitors' uploads keeps no encoded image beside the store: uploads are
         # deleted after an hour, and their bytes must not outlive them there.
-        keep = getattr(plan.benchmark, "cache_images", True)
-        self.images = images if images is not None else ImageCache.beside(store.path) if keep else None
+        keep = plan.benchmark.cache_images
+        self.images = (
+            images if images is not None else ImageCache.beside(store.path, store.image_cache_bytes) if keep else None
+        )
         self._commits = _GroupCommit(store)
         # An image seen for the first time is encoded at once (and its pixels let go) when every
         # model sends our PNG; baselines and local models read pixels, so theirs stay until asked.
-        self._encode_first_sightings = all(getattr(b, "image_encoding", None) == PNG_FAST for b in plan.models)
+        self._encode_first_sightings = all(b.image_encoding == PNG_FAST for b in plan.models)
         self._example_parts: dict[str, list[ImagePart]] = {}
         self._example_lock = threading.Lock()
         # Image reference -> content hash (None: the store does not know it), as this run learns

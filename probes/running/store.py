@@ -113,8 +113,11 @@ def default_path() -> Path:
 class Store:
     """Safe to share between threads; several processes may write one file at once."""
 
-    def __init__(self, path: str | os.PathLike | None = None):
+    def __init__(self, path: str | os.PathLike | None = None, image_cache_bytes: int | None = None):
+        """`image_cache_bytes`: the bound of the encoded images kept beside this store (None: the
+        image cache's own default, PROBE_IMAGE_CACHE_MB or 512 MB)."""
         self.path = Path(path) if path else default_path()
+        self.image_cache_bytes = image_cache_bytes
         self._lock = threading.Lock()
         # A store that cannot be opened (a folder, a file that is not a database, a damaged or
         # unwritable one) is the user's to fix: one clear message, never a traceback.

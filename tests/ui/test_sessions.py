@@ -1,0 +1,46 @@
+"""Session stores in public mode: an idle session's files go, all of them (the database, its
+journal files and the folder of encoded images a run keeps beside it), and a busy one's stay."""
+
+import os
+import time
+
+from probes.running.image_cache import cache_dir
+from ui.sessions import SessionStores
+
+
+def _age(path, seconds):
+    then = time.time() - seconds
+    for p in [path, *path.rglob("*")] if path.is_dir() else [path]:
+        os.utime(p, (then, then))
+
+
+def test_sweeping_deletes_an_idle_sessions_store_and_its_image_folder(tmp_path):
+    stores = SessionStores(tmp_path)
+    idle = stores.path("idle-session")
+    idle.write_bytes(b"x")
+    idle.with_name(idle.name + "-wal").write_bytes(b"x")
+    images = cache_dir(idle)
+    (images / "ab").mkdir(parents=True)
+    (images / "ab" / ("ab" + "0" * 62 + ".png1")).write_bytes(b"x")
+    for path in (idle, idle.with_name(idle.name + "-wal"), images):
+        _age(path, 7200)
+
+    busy = stores.get("busy-session")
+    cache_dir(busy.path).mkdir()
+    _age(cache_dir(busy.path), 7200)  # an old image folder of a store in use stays with it
+
+    stores.sweep()
+    left = {p.name for p in tmp_path.iterdir()}
+    assert not any(name.startswith(idle.name) for name in left)
+    assert {busy.path.name, cache_dir(busy.path).name} <= left
+    busy.close()
+
+
+def test_a_sessions_runs_keep_few_encoded_images(tmp_path):
+    from probes.running.image_cache import ImageCache
+    from ui.sessions import SESSION_IMAGE_CACHE_BYTES
+
+    store = SessionStores(tmp_path).get("someone")
+    assert store.image_cache_bytes == SESSION_IMAGE_CACHE_BYTES <= 64 * 2**20
+    assert ImageCache.beside(store.path, store.image_cache_bytes).max_bytes == SESSION_IMAGE_CACHE_BYTES
+    store.close()
