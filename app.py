@@ -40,7 +40,7 @@ def build_demo() -> gr.Blocks:
             with gr.Tab("Probe", id="probe"):
                 probe = build_probe()
             with gr.Tab("Stimulus lab", id="stimuli"):
-                build_stimuli()
+                lab = build_stimuli()
             with gr.Tab("Evaluate", id="evaluate"):
                 build_evaluate()
             with gr.Tab("Scoreboard", id="scoreboard"):
@@ -51,6 +51,12 @@ def build_demo() -> gr.Blocks:
                 build_human()
             with gr.Tab("About", id="about"):
                 build_about()
+        # "Ask models about this": the lab's stimulus goes on the Probe stage, and the Probe tab opens.
+        lab["ask"].click(
+            lab["to_probe"], [lab["spec"], lab["variant"]], probe["spec"], api_visibility="private"
+        ).success(probe["show"], probe["spec"], probe["stage"], api_visibility="private").success(
+            None, js=lab["show_probe_js"]
+        )
         # A `?probe=` address replays a probe from the cache as the page opens.
         demo.load(*probe["on_load"], api_visibility="private")
     # API-bound events may overlap; local models serialise themselves (one copy, one lock). The

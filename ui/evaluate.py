@@ -15,6 +15,7 @@ import pandas as pd
 from probes.analysis.scoring import aggregate
 from probes.core.registry import benchmark_ids
 from probes.running.limits import current as limits
+from ui.choices import CheckboxGroup, Dropdown
 from ui.common import charge, escape, key_boxes, model_choices, session_keys, user_message, with_key_parameters
 from ui.evaluate_runs import (
     MODES,
@@ -40,7 +41,7 @@ def build_evaluate() -> dict[str, Any]:
     config = gr.State(None)
     with gr.Row():
         with gr.Column(scale=1):
-            benchmarks = gr.Dropdown(
+            benchmarks = Dropdown(
                 benchmark_ids(),
                 value=["blind/touching-circles"],
                 multiselect=True,
@@ -61,7 +62,7 @@ def build_evaluate() -> dict[str, Any]:
                 concurrency = gr.Number(None, precision=0, label="Concurrency", info="per model; empty or 0: provider's",
                                         elem_id="eval-concurrency")  # fmt: skip
         with gr.Column(scale=1):
-            models = gr.Dropdown(
+            models = Dropdown(
                 model_choices(),
                 value=["baseline/chance"],
                 multiselect=True,
@@ -70,8 +71,8 @@ def build_evaluate() -> dict[str, Any]:
                 info="provider/model; unavailable ones say why",
                 elem_id="eval-models",
             )
-            modes = gr.CheckboxGroup(list(MODES), value=["0-shot"], label="Modes", elem_id="eval-modes")
-            perturbations = gr.CheckboxGroup(list(PERTURBATIONS), value=["none"], label="Perturbations",
+            modes = CheckboxGroup(list(MODES), value=["0-shot"], label="Modes", elem_id="eval-modes")
+            perturbations = CheckboxGroup(list(PERTURBATIONS), value=["none"], label="Perturbations",
                                              elem_id="eval-perturbations")  # fmt: skip
             with gr.Accordion("API keys (used for this session only, never stored)", open=False):
                 keys = key_boxes("eval")

@@ -30,6 +30,7 @@ from probes.running.limits import current as limits
 from probes.running.limits import whole_number
 from ui import human_view as view
 from ui import items as item_choice
+from ui.choices import Dropdown, Radio
 from ui.common import escape, user_message
 from ui.human_view import Answered
 from ui.judge import build_judge
@@ -89,9 +90,7 @@ def _build_take() -> dict[str, Any]:
             name = gr.Textbox(label="Your name", placeholder="e.g. Ada", max_length=human.MAX_NAME,
                               info="letters, digits, spaces, - and _; you appear as human/<name>",
                               elem_id="human-name")  # fmt: skip
-            benchmark = gr.Dropdown(
-                benchmark_ids(), value=DEFAULT_BENCHMARK, label="Benchmark", elem_id="human-benchmark"
-            )
+            benchmark = Dropdown(benchmark_ids(), value=DEFAULT_BENCHMARK, label="Benchmark", elem_id="human-benchmark")
             data = gr.Textbox(
                 label="Data folder",
                 placeholder="only for benchmarks read from a folder (--data)",
@@ -113,7 +112,7 @@ def _build_take() -> dict[str, Any]:
                                 preview=True, allow_preview=True, interactive=False, visible=False,
                                 elem_id="human-images")  # fmt: skip
             question = gr.Markdown(elem_id="human-question")
-            choice = gr.Radio([], label="Your answer", visible=False, elem_id="human-choice")
+            choice = Radio([], label="Your answer", visible=False, elem_id="human-choice")
             answer = gr.Textbox(label="Your answer", visible=False, elem_id="human-answer")
             keys = gr.Markdown(elem_id="human-keys")
             with gr.Row():

@@ -20,6 +20,7 @@ from probes.files.images import load_image
 from probes.people.human import check_name
 from probes.running.limits import current as limits
 from ui import items as item_choice
+from ui.choices import Dropdown, Radio
 from ui.common import escape, user_message
 from ui.sessions import people_quota, session_tag, shared_store, stores_to_read
 
@@ -55,7 +56,7 @@ def build_judge() -> dict[str, Any]:
             gr.Markdown("Mark each word a model wrote for the object **natural** or **not natural**. "
                         "The judgement score is the mean share of words judged natural (Eq. 1).")  # fmt: skip
             judge = gr.Textbox(label="Your name (judge)", placeholder="e.g. Ada", elem_id="human-judge-name")
-            model = gr.Dropdown(choices, label="Model judged", elem_id="human-judge-model")
+            model = Dropdown(choices, label="Model judged", elem_id="human-judge-model")
             refresh = gr.Button("↻ Refresh the list of models", size="sm", elem_id="human-judge-refresh")
             data = gr.Textbox(
                 label="Data folder (only if the images moved since the run)",
@@ -73,7 +74,7 @@ def build_judge() -> dict[str, Any]:
                 with gr.Row(equal_height=True):
                     words.append(gr.Textbox(label=f"Word {i + 1}", interactive=False, scale=2,
                                             elem_id=f"human-judge-word-{i}"))  # fmt: skip
-                    verdicts.append(gr.Radio(VERDICTS, label=f"Word {i + 1} is", scale=2,
+                    verdicts.append(Radio(VERDICTS, label=f"Word {i + 1} is", scale=2,
                                              elem_id=f"human-judge-verdict-{i}"))  # fmt: skip
             submit = gr.Button("Submit judgement", variant="primary", elem_id="human-judge-submit")
             status = gr.Markdown(elem_id="human-judge-status")

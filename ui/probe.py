@@ -25,6 +25,7 @@ from probes.running.limits import whole_number
 from probes.running.runner import RunPlan, preflight
 from ui import items as item_choice
 from ui import probe_examples as examples
+from ui.choices import CheckboxGroup, Dropdown, Radio
 from ui.common import (
     backend_for,
     charge,
@@ -71,7 +72,7 @@ def build_probe() -> dict[str, Any]:
         with gr.Column(scale=2, min_width=300):
             choices = model_choices()
             models = [
-                gr.Dropdown(
+                Dropdown(
                     choices,
                     value=DEFAULT_MODELS[i],
                     label=f"Model {i + 1}",
@@ -80,15 +81,15 @@ def build_probe() -> dict[str, Any]:
                 )  # fmt: skip
                 for i in range(MAX_MODELS)
             ]
-            conditions = gr.CheckboxGroup(list(CONDITIONS), value=list(DEFAULT_CONDITIONS), label="Conditions",
+            conditions = CheckboxGroup(list(CONDITIONS), value=list(DEFAULT_CONDITIONS), label="Conditions",
                                           info="each one change from the item as asked", elem_id="probe-conditions")  # fmt: skip
             ask = gr.Button("Ask", variant="primary", elem_id="probe-ask")
             with gr.Accordion("API keys (used for this session only, never stored)", open=False):
                 keys = key_boxes("probe")
             with gr.Accordion("Choose another item", open=True, elem_id="probe-choose"):
-                source = gr.Radio(list(SOURCES), value=SOURCES[0], label="Source", elem_id="probe-source")
+                source = Radio(list(SOURCES), value=SOURCES[0], label="Source", elem_id="probe-source")
                 with gr.Group(visible=True) as generated_box:
-                    task = gr.Dropdown(item_choice.generated_ids(), value="blind/touching-circles", label="Task",
+                    task = Dropdown(item_choice.generated_ids(), value="blind/touching-circles", label="Task",
                                        elem_id="probe-task")  # fmt: skip
                     params = gr.Textbox(label="Parameters", placeholder="gap=0.05 canvas=384",
                                         info="NAME=VALUE; parameters left out are drawn at random with the seed",
@@ -96,7 +97,7 @@ def build_probe() -> dict[str, Any]:
                     seed = gr.Number(0, precision=0, label="Seed", elem_id="probe-seed")
                     generate = gr.Button("Generate stimulus", elem_id="probe-generate")
                 with gr.Group(visible=False) as benchmark_box:
-                    benchmark = gr.Dropdown(benchmark_ids(), value="blind/touching-circles", label="Benchmark",
+                    benchmark = Dropdown(benchmark_ids(), value="blind/touching-circles", label="Benchmark",
                                             elem_id="probe-benchmark")  # fmt: skip
                     data = gr.Textbox(label="Data folder", placeholder="only for benchmarks read from a folder (--data)",
                                       visible=not limits().public)  # fmt: skip
@@ -145,7 +146,7 @@ def build_probe() -> dict[str, Any]:
     ).then(None, query, link, js=SET_ADDRESS).then(lambda q: gr.update(visible=bool(q)), query, link,
                                                   api_visibility="private")  # fmt: skip
     on_load = (replay_link, None, [*stage, *models, conditions, grid, prompts, query])
-    return {"spec": spec, "generate": generate, "ask": ask, "on_load": on_load, "stage": stage}
+    return {"spec": spec, "generate": generate, "ask": ask, "on_load": on_load, "stage": stage, "show": show_item}
 
 
 # --- the stage --------------------------------------------------------------------------------
@@ -175,6 +176,16 @@ def _status(message: str, warning: bool = False) -> str:
     """Plain text as HTML: a message is never read as markup (a path or a quote shows as itself)."""
     mark = "⚠ " if warning else ""
     return f'<p class="probe-status{" warning" if warning else ""}">{mark}{html.escape(message)}</p>' if message else ""
+
+
+def show_item(spec: item_choice.ItemSpec | None) -> list[Any]:
+    """Put an item another tab chose on the stage (the Stimulus lab's "Ask models about this")."""
+    try:
+        if spec is None:
+            raise UsageError("no stimulus on show")
+        return _stage(spec)
+    except Exception as exc:  # noqa: BLE001 - user_message logs what is not the visitor's mistake
+        return _unchanged_stage(user_message(exc))
 
 
 def generate_stimulus(task: str, params: str, seed: float | None) -> list[Any]:

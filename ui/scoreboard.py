@@ -24,6 +24,7 @@ from typing import Any
 
 import gradio as gr
 
+from ui.choices import Dropdown, Radio
 from ui.scoreboard_data import ALL, OVERALL
 from ui.scoreboard_handlers import (
     TABLE_COLUMNS,
@@ -63,13 +64,13 @@ def build_scoreboard() -> dict[str, Any]:
 
     gr.Markdown("### One benchmark", elem_id="score-benchmark-heading")
     with gr.Row(elem_id="score-filters"):
-        benchmark = gr.Dropdown([], label="Benchmark", elem_id="score-benchmark", scale=2, min_width=220, **FREE)
-        models = gr.Dropdown([], multiselect=True, label="Models (none chosen: all)", elem_id="score-models", scale=3,
+        benchmark = Dropdown([], label="Benchmark", elem_id="score-benchmark", scale=2, min_width=220, **FREE)
+        models = Dropdown([], multiselect=True, label="Models (none chosen: all)", elem_id="score-models", scale=3,
                              min_width=220, **FREE)  # fmt: skip
-        mode = gr.Dropdown([ALL], value=ALL, label="Mode", elem_id="score-mode", scale=1, min_width=120, **FREE)
-        perturbation = gr.Dropdown([ALL], value=ALL, label="Perturbation", elem_id="score-perturbation", scale=1,
+        mode = Dropdown([ALL], value=ALL, label="Mode", elem_id="score-mode", scale=1, min_width=120, **FREE)
+        perturbation = Dropdown([ALL], value=ALL, label="Perturbation", elem_id="score-perturbation", scale=1,
                                    min_width=120, **FREE)  # fmt: skip
-        group = gr.Dropdown([OVERALL], value=OVERALL, label="Break down by", elem_id="score-group", scale=1,
+        group = Dropdown([OVERALL], value=OVERALL, label="Break down by", elem_id="score-group", scale=1,
                             min_width=120, **FREE)  # fmt: skip
     status = gr.Markdown(elem_id="score-status")
     with gr.Tabs(elem_id="score-views"):
@@ -85,7 +86,7 @@ def build_scoreboard() -> dict[str, Any]:
             group_note = gr.Markdown(elem_id="score-group-note")
             group_plot = gr.Plot(show_label=False, elem_id="score-group-plot")
         with gr.Tab("Curves", id="score-view-curves") as curves_view:
-            param = gr.Dropdown([], label="Swept parameter", elem_id="score-param", **FREE)
+            param = Dropdown([], label="Swept parameter", elem_id="score-param", **FREE)
             curves_note = gr.Markdown(elem_id="score-curves-note")
             curves_plot = gr.Plot(show_label=False, elem_id="score-curves")
             fits = gr.Dataframe(interactive=False, elem_id="score-fits", label="Fits", max_height=360)
@@ -93,10 +94,10 @@ def build_scoreboard() -> dict[str, Any]:
                                       max_height=300)  # fmt: skip
         with gr.Tab("Compare", id="score-view-compare") as compare_view:
             with gr.Row():
-                axis = gr.Radio(["models", "modes", "perturbations"], value="models", label="Compare",
+                axis = Radio(["models", "modes", "perturbations"], value="models", label="Compare",
                                 elem_id="score-axis", scale=1, min_width=200)  # fmt: skip
-                a = gr.Dropdown([], label="A", elem_id="score-a", scale=2, min_width=200, **FREE)
-                b = gr.Dropdown([], multiselect=True, label="B (one or more)", elem_id="score-b", scale=3,
+                a = Dropdown([], label="A", elem_id="score-a", scale=2, min_width=200, **FREE)
+                b = Dropdown([], multiselect=True, label="B (one or more)", elem_id="score-b", scale=3,
                                 min_width=200, **FREE)  # fmt: skip
             compare_note = gr.Markdown(elem_id="score-compare-note")
             compare_table = gr.Dataframe(interactive=False, elem_id="score-compare-table", show_label=False)
@@ -107,8 +108,8 @@ def build_scoreboard() -> dict[str, Any]:
         with gr.Tab("Modes & latency", id="score-view-modes") as modes_view:
             gr.Markdown("Which items each mode gets right, for one model.")
             with gr.Row():
-                agree_model = gr.Dropdown([], label="Model", elem_id="score-agree-model", scale=1, **FREE)
-                agree_modes = gr.Dropdown([], multiselect=True, label="Modes (two or three)",
+                agree_model = Dropdown([], label="Model", elem_id="score-agree-model", scale=1, **FREE)
+                agree_modes = Dropdown([], multiselect=True, label="Modes (two or three)",
                                           elem_id="score-agree-modes", scale=2, **FREE)  # fmt: skip
             with gr.Row():
                 agree_table = gr.Dataframe(interactive=False, elem_id="score-agree-table", show_label=False)

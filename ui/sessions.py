@@ -43,8 +43,19 @@ def visitor(request: gr.Request | None) -> Visitor:
         return Visitor("anonymous", "unknown")
     headers = getattr(request, "headers", None) or {}
     forwarded = headers.get("x-forwarded-for", "") if hasattr(headers, "get") else ""
-    client = forwarded.split(",")[0].strip() or getattr(getattr(request, "client", None), "host", None) or "unknown"
+    peer = getattr(getattr(request, "client", None), "host", None) or "unknown"
+    client = client_address(forwarded, peer, limits().trusted_proxies)
     return Visitor(getattr(request, "session_hash", None) or "anonymous", client[:64])
+
+
+def client_address(forwarded: str, peer: str, trusted_proxies: int) -> str:
+    """The address of the client: the one the outermost trusted proxy saw and appended to
+    X-Forwarded-For. Entries further left are the client's own words (anyone can send the
+    header), so they are never taken: a client cannot name a new address for a fresh budget."""
+    if trusted_proxies <= 0:
+        return peer
+    entries = [entry.strip() for entry in forwarded.split(",") if entry.strip()]
+    return entries[-trusted_proxies] if len(entries) >= trusted_proxies else peer
 
 
 @functools.cache

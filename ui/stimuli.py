@@ -30,6 +30,7 @@ from probes.files.export import generated_set, write_generated
 from probes.running.limits import current as limits
 from probes.running.limits import whole_number
 from ui import items as item_choice
+from ui.choices import CheckboxGroup, Dropdown
 from ui.common import escape, user_message
 from ui.human_view import show_tab_js
 from ui.items import ItemSpec
@@ -231,7 +232,7 @@ def build_stimuli() -> dict[str, Any]:
     # (assets/app.css: the right column's parts join the row, the image sticks to the top).
     with gr.Row(elem_id="stim-row"):
         with gr.Column(scale=1, min_width=320, elem_id="stim-controls"):
-            task = gr.Dropdown(item_choice.generated_ids(), value=DEFAULT_TASK, label="Task", elem_id="stim-task")
+            task = Dropdown(item_choice.generated_ids(), value=DEFAULT_TASK, label="Task", elem_id="stim-task")
             controls_area = gr.Column()
             variant = gr.Number(0, precision=0, minimum=0, label="Variant",
                                 info="when the parameters still give several stimuli", elem_id="stim-variant")  # fmt: skip
@@ -257,7 +258,7 @@ def build_stimuli() -> dict[str, Any]:
             count = gr.Number(20, precision=0, minimum=1, maximum=MAX_EXPORT, label="Items", elem_id="stim-n")
             seed = gr.Number(0, precision=0, label="Seed", info="which items are drawn, as generate --seed",
                              elem_id="stim-seed")  # fmt: skip
-            fixed = gr.CheckboxGroup(list(first["params"]), value=[], label="Keep fixed at the values above",
+            fixed = CheckboxGroup(list(first["params"]), value=[], label="Keep fixed at the values above",
                                      info="ticked when you change a control; the rest follow the paper's design",
                                      elem_id="stim-fixed", scale=3)  # fmt: skip
         export = gr.Button("Export zip", variant="primary", elem_id="stim-export")
@@ -328,11 +329,7 @@ def _triggers(widget: gr.components.Component) -> list:
 def to_probe(spec: Spec, variant: float | None) -> ItemSpec:
     """The stimulus on show as the Probe tab's item: the same task, parameters and variant, so
     the stage draws exactly this image. A spec that draws nothing raises gr.Error (a message
-    beside the button; the Probe stage keeps its item).
-
-    app.py connects it (`lab` from build_stimuli, `probe` the Probe tab's parts):
-        lab["ask"].click(lab["to_probe"], [lab["spec"], lab["variant"]], probe_item_state,
-                         api_visibility="private").success(show_item, ...).success(None, js=lab["show_probe_js"])
+    for the visitor; the Probe stage keeps its item). app.py connects the button to the stage.
     """
     try:
         task, params = _checked_spec(spec)

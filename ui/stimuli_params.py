@@ -14,6 +14,7 @@ import gradio as gr
 from probes.benchmarks.generated import GeneratedBenchmark, Param
 from probes.core.errors import BenchmarkError
 from probes.core.registry import generated_families
+from ui.choices import Dropdown
 
 Spec = dict[str, Any]
 # Parameters that name a draw rather than a quantity: typed, never slid (a slider from 0 to 1
@@ -104,7 +105,7 @@ def control(task: str, name: str, spec: Param) -> gr.components.Component:
     allowed = spec.choices if spec.choices is not None else spec.default
     own = spec.choices is None  # not limited to a list: the paper's values, or one of yours
     info = "the paper's values, or type your own" if own else None
-    return gr.Dropdown([str(v) for v in allowed], value=str(first), label=label, info=info,
+    return Dropdown([str(v) for v in allowed], value=str(first), label=label, info=info,
                        allow_custom_value=own, interactive=True, elem_id=elem_id, key=key, preserved_by_key=[])  # fmt: skip
 
 

@@ -101,6 +101,11 @@ class _RenderCache:
             self._images.clear()
             self._pixels = 0
 
+    def __reduce__(self) -> str:
+        # Pickled by name: a loader `partial(render_cached, stimulus)` travels to the drawing
+        # processes as the stimulus alone, not with every picture this process holds.
+        return "render_cached"
+
 
 render_cached = _RenderCache(max_pixels=48_000_000)  # about 144 MB of RGB
 

@@ -8,6 +8,10 @@ room for a researcher's work (`PROBE_MAX_ITEMS` raises the design bound).
 Budgets (requests on the server's keys): `PROBE_SESSION_BUDGET` per browser session,
 `PROBE_CLIENT_BUDGET` per client address and `PROBE_GLOBAL_BUDGET` per hour across everyone. A
 value that does not parse stops the app at start (`Limits.from_environment` raises).
+
+Who a client is: `PROBE_TRUSTED_PROXIES` proxies in front of the app append the address they saw
+to X-Forwarded-For (1 on a Space, else 0); the entry that many places from the right is the
+client's. Entries to its left were written by the client and are never believed.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ class Limits:
     global_budget: int | None = None  # per hour
     hf_models: tuple[str, ...] = ()  # in public mode, the only local models a visitor may ask
     allowed_models: tuple[str, ...] = ()  # in public mode, model ids on the server's keys beyond the catalogue
+    trusted_proxies: int = 0  # proxies in front of the app that append to X-Forwarded-For
 
     @classmethod
     def from_environment(cls, environ: dict[str, str] | None = None) -> Limits:
@@ -62,6 +67,7 @@ class Limits:
             global_budget=_whole(env, "PROBE_GLOBAL_BUDGET"),
             hf_models=_listed(env, "PROBE_HF_MODELS"),
             allowed_models=_listed(env, "PROBE_ALLOWED_MODELS"),
+            trusted_proxies=_whole(env, "PROBE_TRUSTED_PROXIES", default=1 if env.get("SPACE_ID") else 0),
         )
 
     # --- checks: each raises a clear LimitExceeded before any work is done -------------------

@@ -44,3 +44,16 @@ def test_a_sessions_runs_keep_few_encoded_images(tmp_path):
     assert store.image_cache_bytes == SESSION_IMAGE_CACHE_BYTES <= 64 * 2**20
     assert ImageCache.beside(store.path, store.image_cache_bytes).max_bytes == SESSION_IMAGE_CACHE_BYTES
     store.close()
+
+
+def test_the_client_address_is_the_one_the_trusted_proxy_saw():
+    from ui.sessions import client_address
+
+    assert client_address("10.0.0.1, 203.0.113.7", "172.16.0.2", trusted_proxies=1) == "203.0.113.7"
+    assert client_address("10.0.0.1, 203.0.113.7, 198.51.100.9", "172.16.0.2", trusted_proxies=2) == "203.0.113.7"
+    assert client_address("203.0.113.7", "172.16.0.2", trusted_proxies=1) == "203.0.113.7"
+    # No proxy trusted: the header is the client's own words, the connection's address is taken.
+    assert client_address("10.0.0.1", "172.16.0.2", trusted_proxies=0) == "172.16.0.2"
+    # Fewer entries than trusted proxies: the request did not come through them all.
+    assert client_address("", "172.16.0.2", trusted_proxies=1) == "172.16.0.2"
+    assert client_address("203.0.113.7", "172.16.0.2", trusted_proxies=2) == "172.16.0.2"

@@ -1,23 +1,19 @@
 """The Stimulus lab as a live instrument, in a real browser at desktop and phone widths: the
 preview follows a slider while it is dragged, a typed value is applied on Enter (not at each
 key), every generated family is listed (the illusions with their own controls and the ground
-truth measured in the pixels drawn), and "Ask models about this" hands the stimulus on show to
-the Probe stage."""
+truth measured in the pixels drawn). "Ask models about this", from the lab to the Probe stage and
+on to the Scoreboard's curves, is tests/ui/test_illusion_journey.py."""
 
 from __future__ import annotations
 
 import re
 
-import gradio as gr
 import pytest
 from playwright.sync_api import expect
 
 from probes.core.registry import generated_families
-from tests.ui.conftest import free_port, reset_caches, screenshot
+from tests.ui.conftest import screenshot
 from tests.ui.navigation import DESKTOP, PHONE, Sent, open_tab
-from ui import items as item_choice
-from ui import stimuli
-from ui.stimuli_params import default_spec
 
 SHOWS_A_PICTURE = """() => [...document.querySelectorAll('#stim-image img')].every(
     (img) => (img.complete && img.naturalWidth > 0) || img.style.background.includes('url('))"""
@@ -133,56 +129,3 @@ def test_an_illusion_with_its_ground_truth_measured_in_the_pixels(serve, browser
     finally:
         context.close()
 
-
-# --- the hand-off to the Probe stage, wired as app.py is asked to -------------------------------
-
-
-def stage_text(spec: item_choice.ItemSpec) -> str:
-    """A stand-in for the Probe tab's stage: the item it resolves to."""
-    _, item = item_choice.resolve(spec)
-    return f"On stage: {item.id}"
-
-
-def wired_app() -> gr.Blocks:
-    """The lab beside a Probe tab whose item is a gr.State, connected as the report tells app.py."""
-    with gr.Blocks() as demo:
-        with gr.Tabs():
-            with gr.Tab("Probe", id="probe"):
-                item = gr.State(None)
-                stage = gr.Textbox("nothing on stage", label="Stage", elem_id="probe-stage-text")
-            with gr.Tab("Stimulus lab", id="stimuli"):
-                lab = stimuli.build_stimuli()
-        lab["ask"].click(lab["to_probe"], [lab["spec"], lab["variant"]], item).success(stage_text, item, stage).success(
-            None, js=lab["show_probe_js"]
-        )
-    return demo
-
-
-@pytest.fixture
-def wired(tmp_path, monkeypatch):
-    monkeypatch.setenv("PROBE_HOME", str(tmp_path / "home"))
-    monkeypatch.delenv("PROBE_PUBLIC", raising=False)
-    reset_caches()
-    demo = wired_app()
-    port = free_port()
-    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
-    yield f"http://127.0.0.1:{port}"
-    demo.close(verbose=False)
-    reset_caches()
-
-
-def test_ask_models_about_this_puts_the_stimulus_on_show_on_the_probe_stage(wired, page, tmp_path):
-    open_lab(page, wired)
-    choose(page, "stim-task", "illusion/mueller-lyer")
-    expect(page.locator("#stim-answer")).to_contain_text("Bottom")
-    type_and_enter(page, "stim-param-difference", "0.3")
-    expect(page.locator("#stim-answer")).to_contain_text("Top")
-    page.click("#stim-ask")
-    expect(page.get_by_role("tab", name="Probe", exact=True)).to_have_attribute("aria-selected", "true")
-    spec = default_spec("illusion/mueller-lyer")
-    spec["params"]["difference"] = "0.3"
-    shown, _, _ = stimuli.stimulus(spec, 0)
-    expect(page.locator("#probe-stage-text textarea, #probe-stage-text input").first).to_have_value(
-        f"On stage: {shown.id}"
-    )
-    screenshot(page, tmp_path, "stimuli-ask")

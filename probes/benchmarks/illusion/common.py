@@ -24,6 +24,16 @@ SHIFT_JITTER = 0.06  # the figure moves by up to this share of the canvas, where
 MARGIN = 2  # px kept clear between a figure and the canvas edge
 CANVASES = (384, 768, 1152)
 
+# How far a visitor may take a family's two swept parameters: about twice past the published
+# designs (Illusion Game, VLMBias), where every figure still draws in about a second. An angle
+# stays short of 90 degrees (Poggendorff's own geometry allows 60); a size ratio stays where a
+# figure still fits a canvas. Past these a figure degenerates, or Pillow would fill shapes
+# millions of pixels wide for minutes.
+STRENGTH_BOUND = {"mueller-lyer": 89, "ponzo": 89, "vertical-horizontal": 89, "zoellner": 89,
+                  "poggendorff": 60, "ebbinghaus": 10, "delboeuf": 10}  # fmt: skip
+DIFFERENCE_BOUND = {"mueller-lyer": 3, "ponzo": 3, "ebbinghaus": 3, "delboeuf": 3,
+                    "vertical-horizontal": 1, "poggendorff": 1, "zoellner": 45}  # fmt: skip
+
 
 class EqualItem(Item):
     """An item whose targets measured equal: asked like any other, but no option is right, so
@@ -43,8 +53,16 @@ def illusion_params(family: str, extras: Mapping[str, Param]) -> dict[str, Param
     names = tuple(designs(family))
     params = {
         "design": Param(("illusion-game",), choices=names),
-        "difference": Param(game_differences(family, 1), float, signed),
-        "illusion_strength": Param(game_strengths(family, 1), float, signed),
+        "difference": Param(
+            game_differences(family, 1),
+            float,
+            signed,
+            minimum=-DIFFERENCE_BOUND[family],
+            maximum=DIFFERENCE_BOUND[family],
+        ),
+        "illusion_strength": Param(
+            game_strengths(family, 1), float, signed, minimum=-STRENGTH_BOUND[family], maximum=STRENGTH_BOUND[family]
+        ),
         "inducers": Param(INDUCERS, choices=INDUCERS),
         "canvas": Param(CANVASES, int, pixels=True),
         "seed": Param((0, 1), int),

@@ -29,7 +29,13 @@ class DelboeufCircles(IllusionBenchmark):
     options = ("Left", "Right")
     extras = ("size_min", "distance")
     prompts = PROMPTS
-    params = illusion_params("delboeuf", {"size_min": Param((0.25,), float), "distance": Param((1.0,), float)})
+    params = illusion_params(
+        "delboeuf",
+        {
+            "size_min": Param((0.25,), float, minimum=0.01, maximum=2),
+            "distance": Param((1.0,), float, minimum=0.01, maximum=3),
+        },
+    )
 
     def describe(self, measured: Measured) -> str:
         return describe_discs(measured)

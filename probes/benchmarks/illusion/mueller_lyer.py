@@ -31,7 +31,13 @@ class MuellerLyerLines(IllusionBenchmark):
         "which-longer": "Which red line is longer: the top one or the bottom one? Answer with the letter of your choice.",
         "longer-line": "Compare the two horizontal red lines. Which of them is longer? Answer with the letter of your choice.",
     }
-    params = illusion_params("mueller-lyer", {"size_min": Param((0.5,), float), "distance": Param((1.0,), float)})
+    params = illusion_params(
+        "mueller-lyer",
+        {
+            "size_min": Param((0.5,), float, minimum=0.01, maximum=2),
+            "distance": Param((1.0,), float, minimum=0.01, maximum=3),
+        },
+    )
 
     def describe(self, measured: Measured) -> str:
         v = measured.values

@@ -33,7 +33,7 @@ class VerticalHorizontalLines(IllusionBenchmark):
         "which-longer": "Which red line is longer: the left one or the right one? Answer with the letter of your choice.",
         "longer-line": "Compare the lengths of the two red lines. Which of them is longer? Answer with the letter of your choice.",
     }
-    params = illusion_params("vertical-horizontal", {"size_min": Param((0.5,), float)})
+    params = illusion_params("vertical-horizontal", {"size_min": Param((0.5,), float, minimum=0.01, maximum=2)})
 
     def describe(self, measured: Measured) -> str:
         v = measured.values

@@ -35,7 +35,11 @@ class ZoellnerLines(IllusionBenchmark):
         "converge": "Towards which side do the two long red lines converge? Answer with the letter of your choice.",
     }
     params = illusion_params(
-        "zoellner", {"distractors_n": Param((8,), int), "distractors_length": Param((0.66,), float)}
+        "zoellner",
+        {
+            "distractors_n": Param((8,), int, minimum=1, maximum=40),
+            "distractors_length": Param((0.66,), float, minimum=0.01, maximum=2),
+        },
     )
 
     def describe(self, measured: Measured) -> str:

@@ -11,7 +11,7 @@ from collections import Counter, defaultdict
 import numpy as np
 import pytest
 
-from probes.core.errors import BenchmarkError
+from probes.core.errors import BenchmarkError, LimitExceeded
 from probes.core.registry import benchmark_ids, get_benchmark
 from probes.core.types import Parsed, Status
 from probes.stimuli.illusions import FAMILIES
@@ -234,8 +234,31 @@ def test_parameters_can_be_fixed_or_swept():
         get_benchmark("illusion/delboeuf", params={"design": ["vlmbias"]})  # VLMBias has no Delboeuf figure
     with pytest.raises(BenchmarkError, match="jitter takes one value"):
         get_benchmark("illusion/ponzo", params={"jitter": ["on", "off"]})
-    with pytest.raises(BenchmarkError, match="60"):
+    with pytest.raises(LimitExceeded, match="illusion_strength is from -60 to 60"):
         get_benchmark("illusion/poggendorff", params={"illusion_strength": ["80"]})
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_every_size_and_angle_is_bounded_and_the_bounds_draw(family):
+    """A value past a bound is refused by name before anything is drawn (a visitor's
+    size_min=1e4 would have Pillow fill a shape millions of pixels wide); at the bounds the
+    figure draws, or is refused with a reason, quickly."""
+    benchmark_id = f"illusion/{family}"
+    spec = get_benchmark(benchmark_id).params
+    bounded = [name for name, p in spec.items() if p.choices is None and not p.pixels and name != "seed"]
+    assert bounded and all(spec[n].minimum is not None and spec[n].maximum is not None for n in bounded)
+    for name in bounded:
+        for value in (spec[name].maximum * 10 + 1, spec[name].minimum - 1, 1e5):
+            with pytest.raises(LimitExceeded, match=f"{name} is from"):
+                get_benchmark(benchmark_id, params={name: [f"{value:g}"]})
+        for value in (spec[name].minimum, spec[name].maximum):
+            fixed = {name: [f"{value:g}"], "canvas": ["1152"], "seed": ["0"], "jitter": ["off"]}
+            try:
+                items = get_benchmark(benchmark_id, params=fixed).items()
+            except BenchmarkError as exc:  # a figure that degenerates there says why
+                assert "pixels" in str(exc) or "cannot" in str(exc), exc
+                continue
+            assert items[0].images[0].load().size == (1152, 1152)
 
 
 def test_vlmbias_design_draws_its_parameter_set():
