@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import json
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -132,9 +133,13 @@ def resolve(spec: ItemSpec | None) -> tuple[Benchmark, Item]:
     return benchmark, items[spec.index % len(items)]
 
 
-def describe(item: Item) -> tuple[list[Image.Image], str, str]:
-    """(images, question with options, answer) for showing an item to a person."""
-    images = [source.load() for source in item.images]
+def describe(
+    item: Item, shown: Callable[[Image.Image], Image.Image] | None = None
+) -> tuple[list[Image.Image], str, str]:
+    """(images, question with options, answer) for showing an item to a person; `shown` makes
+    each image what is shown (a smaller copy), one at a time, so the originals are never all
+    decoded at once."""
+    images = [(shown or _same)(source.load()) for source in item.images]
     question = item.question
     if item.options:
         question += "\n\n" + "\n".join(
@@ -147,6 +152,10 @@ def describe(item: Item) -> tuple[list[Image.Image], str, str]:
     else:
         answer = item.target_text()
     return images, question, answer
+
+
+def _same(image: Image.Image) -> Image.Image:
+    return image
 
 
 def _plain(value: Any) -> Any:

@@ -12,17 +12,19 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import gradio as gr
+from PIL import Image
 
 from models.hf_backend import loaded_models, loading_progress
+from models.types import ImagePart
 from probes.asking.prompting import assemble_prompt
 from probes.core.benchmark import Benchmark
 from probes.core.errors import RunError, UsageError
 from probes.core.registry import benchmark_ids
-from probes.core.types import Item, Origin
+from probes.core.types import Item, Origin, Result
 from probes.running.deadline import run_within
 from probes.running.limits import current as limits
 from probes.running.limits import whole_number
-from probes.running.runner import RunPlan, preflight
+from probes.running.runner import Progress, RunPlan, preflight
 from ui import items as item_choice
 from ui import probe_examples as examples
 from ui.choices import CheckboxGroup, Dropdown, Radio
@@ -47,6 +49,7 @@ MAX_SEED = 2**31 - 1
 SOURCES = ("Generated stimulus", "Benchmark item", "Upload")
 DEFAULT_MODELS = ["baseline/chance", "baseline/pixels", None, None]
 STAGE_HEIGHT = 440
+STAGE_MAX_SIDE = 2048  # pixels a side of an image on the stage (full screen included)
 SCROLL_TO_GRID = (
     "() => { document.getElementById('probe-grid')?.scrollIntoView({behavior: 'smooth', block: 'start'}); }"
 )
@@ -155,11 +158,21 @@ def build_probe() -> dict[str, Any]:
 def _view(spec: item_choice.ItemSpec) -> list[Any]:
     """Images for the stage's slots (None hides a slot), the question and the answer."""
     _, item = item_choice.resolve(spec)
-    images, question, answer = item_choice.describe(item)
+    images, question, answer = item_choice.describe(item, _on_stage)
     slots = [images[i] if i < len(images) else None for i in range(MAX_IMAGES)]
     if len(images) > MAX_IMAGES:
         question += f"\n\n({len(images)} images; the stage shows the first {MAX_IMAGES})"
     return [*slots, escape(question), escape(answer)]
+
+
+def _on_stage(image: Image.Image) -> Image.Image:
+    """An image as the stage shows it: at most STAGE_MAX_SIDE pixels a side (the models are
+    sent the original). A 16 MP upload is not encoded and sent to the browser whole."""
+    scale = STAGE_MAX_SIDE / max(image.size)
+    if scale >= 1:
+        return image
+    return image.resize((max(1, round(image.width * scale)), max(1, round(image.height * scale))),
+                        Image.Resampling.LANCZOS, reducing_gap=3.0)  # fmt: skip
 
 
 def _stage(spec: item_choice.ItemSpec, status: str = "") -> list[Any]:
@@ -255,48 +268,68 @@ async def probe(
                 refused[model] = user_message(exc)
         room_for(request, len(backends) * len(names))
         charge(request, sum(paid_by_server(m, keys) for m in backends) * len(names))
-        prompts = await asyncio.to_thread(_prompts, benchmark, item, names)
+        # Drawn at once: the prompts' images become thumbnails and their pixels go.
+        prompts = await asyncio.to_thread(lambda: prompts_html(_prompts(benchmark, item, names)))
     except Exception as exc:  # noqa: BLE001 - user_message logs what is not the visitor's mistake
         yield [_status(user_message(exc), warning=True), gr.update(), gr.update(), gr.update()]
         return
     cells = {(m, n): Cell("failed", message=refused[m]) if m in refused else Cell() for m in models for n in names}
     query = _query(spec, models, names)
     yield [_status(f"Asking {len(models)} model(s) under {len(names)} condition(s)…"),
-           grid_html(item, models, names, cells), prompts_html(prompts), gr.update()]  # fmt: skip
+           grid_html(item, models, names, cells), prompts, gr.update()]  # fmt: skip
     done: asyncio.Queue = asyncio.Queue()
     store = store_for(request)
 
-    async def ask_one(model: str, name: str) -> None:
+    async def ask_condition(name: str) -> None:
+        """Every model under one condition in one run: the item's images are decoded, hashed and
+        encoded once for all of them (four models of 16 MP uploads took 2.5 GB asked one by one).
+        Puts exactly one cell per model on `done`, whatever happens."""
         condition = CONDITIONS[name]
-        plan = RunPlan(benchmark, [item], [backends[model]], condition.mode, condition.perturbation,
-                       probe_config(condition), origin=Origin.PROBE)  # fmt: skip
-        try:
-            preflight(plan)
-        except RunError as exc:  # this condition does not apply to this item (no examples, no options)
-            await done.put((model, name, Cell("n/a", message=str(exc))))
-            return
-        except Exception as exc:  # noqa: BLE001 - the model cannot run here: its own cells say why
-            await done.put((model, name, Cell("failed", message=user_message(exc))))
-            return
-        try:
-            [result] = await run_within(plan, store, limits().deadline)
-            await done.put((model, name, Cell("done", result)))
-        except Exception as exc:  # noqa: BLE001 - one failing cell fails only itself
-            await done.put((model, name, Cell("failed", message=user_message(exc))))
+        plan_for = lambda chosen: RunPlan(benchmark, [item], [backends[m] for m in chosen], condition.mode,  # noqa: E731
+                                          condition.perturbation, probe_config(condition), origin=Origin.PROBE)  # fmt: skip
+        ready = []
+        for model in backends:
+            try:
+                preflight(plan_for([model]))
+                ready.append(model)
+            except RunError as exc:  # this condition does not apply to this item (no examples, no options)
+                await done.put((model, name, Cell("n/a", message=str(exc))))
+            except Exception as exc:  # noqa: BLE001 - the model cannot run here: its own cells say why
+                await done.put((model, name, Cell("failed", message=user_message(exc))))
+        typed = {backends[m].model_id: m for m in ready}
+        answered: set[str] = set()
 
-    tasks = [asyncio.create_task(ask_one(m, n)) for m in backends for n in names]
+        def on_result(result: Result, _: Progress) -> None:
+            model = typed.get(result.model)
+            if model is not None and model not in answered:
+                answered.add(model)
+                done.put_nowait((model, name, Cell("done", result)))
+
+        failure = "no reply"
+        try:
+            if ready:
+                await run_within(plan_for(ready), store, limits().deadline, on_result)
+        except Exception as exc:  # noqa: BLE001 - the models not yet answered fail, only their own cells
+            failure = user_message(exc)
+        finally:
+            for model in ready:
+                if model not in answered:
+                    done.put_nowait((model, name, Cell("failed", message=failure)))
+
+    tasks = [asyncio.create_task(ask_condition(n)) for n in names] if backends else []
+    total = len(backends) * len(names)
     local = [m for m in backends if m.startswith("hf/")]
     if not tasks:
         yield [
             _status("no model could be asked", warning=True),
             grid_html(item, models, names, cells),
-            prompts_html(prompts),
+            prompts,
             "",
         ]
         return
     try:
         finished = 0
-        while finished < len(tasks):
+        while finished < total:
             try:  # a local model may take a while to download and load: say how far it is
                 model, name, cell = await asyncio.wait_for(done.get(), timeout=1.0 if local else None)
             except TimeoutError:
@@ -306,16 +339,26 @@ async def probe(
                 continue
             finished += 1
             cells[(model, name)] = cell
-            last = finished == len(tasks)
-            status = f"{finished} of {len(tasks)} answered" + (
+            last = finished == total
+            status = f"{finished} of {total} answered" + (
                 " · the address now replays this probe" if last and query else ""
             )
             # The last frame carries everything: an API client reads its answer from it.
-            shown_prompts = prompts_html(prompts) if last else gr.skip()
+            shown_prompts = prompts if last else gr.skip()
             yield [_status(status), grid_html(item, models, names, cells), shown_prompts, query if last else gr.skip()]
     finally:
         for task in tasks:
             task.cancel()
+
+
+def _hashed_parts(which: Item) -> list[ImagePart]:
+    """A prompt's images, each hashed and let go before the next is decoded: the prompt's hash
+    needs them all, its thumbnails decode them again one at a time."""
+    parts = [ImagePart(source.load) for source in which.images]
+    for part in parts:
+        _ = part.sha256
+        part.let_go()
+    return parts
 
 
 def _prompts(benchmark: Benchmark, item: Item, names: Sequence[str]) -> dict[str, Any]:
@@ -324,7 +367,9 @@ def _prompts(benchmark: Benchmark, item: Item, names: Sequence[str]) -> dict[str
     for name in names:
         condition = CONDITIONS[name]
         try:
-            prompts[name] = assemble_prompt(benchmark, item, condition.mode, condition.perturbation)[1].messages
+            prompts[name] = assemble_prompt(
+                benchmark, item, condition.mode, condition.perturbation, _hashed_parts, _hashed_parts
+            )[1].messages
         except Exception as exc:  # noqa: BLE001 - shown in place of the prompt
             prompts[name] = user_message(exc)
     return prompts

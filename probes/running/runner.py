@@ -459,13 +459,22 @@ class Runner:
             if known is not None:
                 return part(known)
             fresh = part(None)
-            content_hash = self._on_image_thread(lambda: fresh.sha256)  # draws or decodes the pixels
+            content_hash = self._on_image_thread(lambda: self._first_sight(fresh))
             with self._hash_lock:
                 self._hashes[source.ref] = content_hash
                 self._sighted[source.ref] = fresh
             self._local.sighted.append(source.ref)
             self._commits.remember({source.ref: content_hash})
             return fresh
+
+    def _first_sight(self, part: ImagePart) -> str:
+        """Draw or decode an image seen for the first time and hash it. A file that goes as it
+        is lets its pixels go at once (a prompt of four 16 MP uploads held four decoded copies
+        at a time); others keep them until `_build` knows whether the request is to be sent."""
+        content_hash = part.sha256
+        if self._encode_first_sightings and part.as_file() is not None:
+            part.let_go()
+        return content_hash
 
     def _on_image_thread(self, work: Callable[[], Any]) -> Any:
         if self._image_threads is None:  # outside `run`
