@@ -281,9 +281,10 @@ async def probe(
     store = store_for(request)
 
     async def ask_condition(name: str) -> None:
-        """Every model under one condition in one run: the item's images are decoded, hashed and
-        encoded once for all of them (four models of 16 MP uploads took 2.5 GB asked one by one).
-        Puts exactly one cell per model on `done`, whatever happens."""
+        """Every model under one condition: the API models in one run, so the item's images are
+        decoded, hashed and encoded once for all of them (four models of 16 MP uploads took
+        2.5 GB asked one by one); each local model in a run of its own, so its loading keeps
+        no other pane waiting. Puts exactly one cell per model on `done`, whatever happens."""
         condition = CONDITIONS[name]
         plan_for = lambda chosen: RunPlan(benchmark, [item], [backends[m] for m in chosen], condition.mode,  # noqa: E731
                                           condition.perturbation, probe_config(condition), origin=Origin.PROBE)  # fmt: skip
@@ -296,7 +297,12 @@ async def probe(
                 await done.put((model, name, Cell("n/a", message=str(exc))))
             except Exception as exc:  # noqa: BLE001 - the model cannot run here: its own cells say why
                 await done.put((model, name, Cell("failed", message=user_message(exc))))
-        typed = {backends[m].model_id: m for m in ready}
+        remote = [m for m in ready if m not in local]
+        groups = ([remote] if remote else []) + [[m] for m in ready if m in local]
+        await asyncio.gather(*(ask_together(group, name, plan_for(group)) for group in groups))
+
+    async def ask_together(chosen: list[str], name: str, plan: RunPlan) -> None:
+        typed = {backends[m].model_id: m for m in chosen}
         answered: set[str] = set()
 
         def on_result(result: Result, _: Progress) -> None:
@@ -307,18 +313,17 @@ async def probe(
 
         failure = "no reply"
         try:
-            if ready:
-                await run_within(plan_for(ready), store, limits().deadline, on_result)
+            await run_within(plan, store, limits().deadline, on_result)
         except Exception as exc:  # noqa: BLE001 - the models not yet answered fail, only their own cells
             failure = user_message(exc)
         finally:
-            for model in ready:
+            for model in chosen:
                 if model not in answered:
                     done.put_nowait((model, name, Cell("failed", message=failure)))
 
+    local = [m for m in backends if m.startswith("hf/")]
     tasks = [asyncio.create_task(ask_condition(n)) for n in names] if backends else []
     total = len(backends) * len(names)
-    local = [m for m in backends if m.startswith("hf/")]
     if not tasks:
         yield [
             _status("no model could be asked", warning=True),
