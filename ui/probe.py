@@ -9,6 +9,7 @@ import asyncio
 import html
 import random
 from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import gradio as gr
@@ -21,6 +22,7 @@ from probes.core.benchmark import Benchmark
 from probes.core.errors import RunError, UsageError
 from probes.core.registry import benchmark_ids
 from probes.core.types import Item, Origin, Result
+from probes.files.images import check_image_file
 from probes.running.deadline import run_within
 from probes.running.limits import current as limits
 from probes.running.limits import whole_number
@@ -50,6 +52,8 @@ SOURCES = ("Generated stimulus", "Benchmark item", "Upload")
 DEFAULT_MODELS = ["baseline/chance", "baseline/pixels", None, None]
 STAGE_HEIGHT = 440
 STAGE_MAX_SIDE = 2048  # pixels a side of an image on the stage (full screen included)
+CONDITION_PIXELS = 16_000_000  # conditions asked at once: as many as fit these pixels (at least one)
+GENERATED_PIXELS = 1152 * 1152  # a generated picture, counted as the papers' largest canvas
 SCROLL_TO_GRID = (
     "() => { document.getElementById('probe-grid')?.scrollIntoView({behavior: 'smooth', block: 'start'}); }"
 )
@@ -322,7 +326,15 @@ async def probe(
                     done.put_nowait((model, name, Cell("failed", message=failure)))
 
     local = [m for m in backends if m.startswith("hf/")]
-    tasks = [asyncio.create_task(ask_condition(n)) for n in names] if backends else []
+    # Conditions run side by side, unless the item's pictures are large: each condition decodes
+    # and transforms them on its own (eight conditions of four 16 MP uploads took 2.75 GB).
+    side_by_side = asyncio.Semaphore(max(1, min(len(names), CONDITION_PIXELS // max(1, _pixels(item)))))
+
+    async def ask_condition_in_turn(name: str) -> None:
+        async with side_by_side:
+            await ask_condition(name)
+
+    tasks = [asyncio.create_task(ask_condition_in_turn(n)) for n in names] if backends else []
     total = len(backends) * len(names)
     if not tasks:
         yield [
@@ -354,6 +366,19 @@ async def probe(
     finally:
         for task in tasks:
             task.cancel()
+
+
+def _pixels(item: Item) -> int:
+    """The item's pixels, from the files' headers (nothing decoded); a generated picture, which
+    has no file, counts as a large canvas."""
+    total = 0
+    for source in item.images:
+        try:
+            info = check_image_file(Path(source.path), verify=False) if source.path else None
+        except Exception:  # noqa: BLE001 - an unreadable file fails when asked, not here
+            info = None
+        total += info.width * info.height if info is not None else GENERATED_PIXELS
+    return total
 
 
 def _hashed_parts(which: Item) -> list[ImagePart]:

@@ -155,7 +155,11 @@ def export_stimuli(
         progress(0, desc="Building the design")
         benchmark, items = generated_set(task, params, count, seed)
         folder = Path(tempfile.mkdtemp(prefix="export-", dir=_lab_dir()))
-        write_generated(items, folder / "set", lambda done: progress((done, len(items)), desc="Drawing", unit="items"))
+        # Drawn in this process (workers=1): forking the server, its threads and its memory for
+        # a pool of drawing processes is unsafe, and two exports at once took the process tree
+        # past 4 GB (bench/abuse.py "exports"). The command line's `generate` draws in parallel.
+        on_item = lambda done: progress((done, len(items)), desc="Drawing", unit="items")  # noqa: E731
+        write_generated(items, folder / "set", on_item, workers=1)
         archive = _zip(folder / "set", folder / f"{task.rpartition('/')[2]}-{len(items)}-seed{seed}.zip")
     except Exception as exc:  # noqa: BLE001 - user_message logs what is not the visitor's mistake
         return gr.update(value=None, visible=False), f"⚠ {escape(user_message(exc))}", ""

@@ -49,6 +49,7 @@ from probes.running.store import Store
 
 FIRST_CHUNK_MAX = 16  # items the feeder looks up before the first requests can go out
 CHUNK = 64  # items per look-up (and per transaction of cache hits) after that
+LARGE_PIXELS = 4_000_000  # a picture this large is encoded as soon as it is first hashed (see _first_sight)
 
 
 @dataclass
@@ -469,11 +470,15 @@ class Runner:
 
     def _first_sight(self, part: ImagePart) -> str:
         """Draw or decode an image seen for the first time and hash it. A file that goes as it
-        is lets its pixels go at once (a prompt of four 16 MP uploads held four decoded copies
-        at a time); others keep them until `_build` knows whether the request is to be sent."""
+        is lets its pixels go at once; so does a large picture, encoded now (four 16 MP uploads
+        turned upside down held four decoded copies, and their bytes, at a time). A small one
+        keeps its pixels until `_build` knows whether the request is to be sent at all."""
         content_hash = part.sha256
-        if self._encode_first_sightings and part.as_file() is not None:
-            part.let_go()
+        if self._encode_first_sightings:
+            if part.as_file() is not None:
+                part.let_go()
+            elif part.rgb.width * part.rgb.height >= LARGE_PIXELS:
+                part.png()  # kept by the part and the image cache; the pixels go
         return content_hash
 
     def _on_image_thread(self, work: Callable[[], Any]) -> Any:

@@ -430,7 +430,10 @@ def ramp(path: Path, shift: int) -> Path:
 
 
 @pytest.mark.slow
-def test_the_largest_uploads_asked_of_four_models_keep_the_app_under_one_and_a_half_gigabytes(app_process, tmp_path):
+@pytest.mark.parametrize("every_condition", [False, True], ids=["as-asked", "every-condition"])
+def test_the_largest_uploads_asked_of_four_models_keep_the_app_under_one_and_a_half_gigabytes(
+    app_process, tmp_path, every_condition
+):
     with FakeOpenAIServer(responder=lambda b: "No") as openai, FakeAnthropicServer(responder=lambda b: "No") as other:
         app = app_process(OPENAI_BASE_URL=openai.base_url, ANTHROPIC_BASE_URL=other.base_url)
         highest, stop = [app.rss()], threading.Event()
@@ -447,10 +450,13 @@ def test_the_largest_uploads_asked_of_four_models_keep_the_app_under_one_and_a_h
             client = Client(app.url, verbose=False, download_files=False)
             files = [handle_file(str(ramp(tmp_path / f"ramp{i}.png", i))) for i in range(4)]
             assert not refusal(client, "/use_upload", files=files, question="Which is brightest?")
-            outputs = ask(client, PAID, openai_key="sk-visitor-own", anthropic_key="sk-ant-visitor-own")
-            assert "4 of 4 answered" in " ".join(texts(outputs[:1]))
-        except Exception:  # noqa: BLE001 - the app killed past 3 GB: the memory assertion says so
-            pass
+            conditions = choices(client, "/probe", "chosen_conditions") if every_condition else None
+            outputs = ask(client, PAID, conditions, openai_key="sk-visitor-own", anthropic_key="sk-ant-visitor-own")
+            cells = 4 * len(conditions or [None])
+            assert f"{cells} of {cells} answered" in " ".join(texts(outputs[:1]))
+        except Exception:  # the app killed past 3 GB: the memory assertion below says so
+            if app.alive:
+                raise
         finally:
             stop.set()
             sampler.join()
