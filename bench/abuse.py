@@ -14,7 +14,7 @@ visitor's p95 stays under 3x idle.
 
 Every attack is bounded in count and time; traffic goes to 127.0.0.1 only; the Hub is offline.
 
-Run from the repository root:  python -m bench.abuse [--calls 20] [--only NAME,...] [--list]
+Run from the repository root:  python -m bench.abuse [--calls 20] [--only NAME,...] [--fresh] [--list]
 """
 
 from __future__ import annotations
@@ -598,6 +598,8 @@ def main() -> None:
     parser.add_argument("--kill-above", type=int, default=4096, help="MB of app RSS past which the app is killed")
     parser.add_argument("--keep-log", default="", help="copy the app's log here at the end")
     parser.add_argument("--folder", default="", help="keep the app's files (home, session stores, log) here")
+    parser.add_argument("--fresh", action="store_true",
+                        help="restart the app before each attack, so each peak is that attack's own")  # fmt: skip
     args = parser.parse_args()
     if args.list:
         for attack in ATTACKS:
@@ -628,6 +630,9 @@ def main() -> None:
                 rows: list[Row] = []
                 idle_p95 = None
                 for index, attack in enumerate(attacks):
+                    if args.fresh and index:
+                        app.restart()
+                        warm_up(app)
                     row = measure(app, attack, args, seed_base=1000 * (index + 1), idle_p95=idle_p95, requests=requests)
                     idle_p95 = idle_p95 or row.p95
                     rows.append(row)
