@@ -86,11 +86,15 @@ def build_evaluate() -> dict[str, Any]:
 
     form = [benchmarks, data, params, models, modes, perturbations, limit, seed, concurrency]
     outputs = [status, summary, config]
-    # API-bound runs overlap across sessions; local models serialise themselves behind their lock.
+    # Locally, API-bound runs overlap; local models serialise themselves behind their lock. In
+    # public mode one evaluation runs at a time and the others wait in the queue (shown their
+    # place): four visitors' CPU-bound runs at once (baselines, a new design measured pixel by
+    # pixel) left one core's worth of time for everyone else, whose replies took 5-18x longer.
+    running = 1 if limits().public else 4
     started = start.click(with_key_parameters(run_eval), [*form, *keys], outputs, api_name="run_eval",
-                          concurrency_limit=4, concurrency_id="eval-run", show_progress_on=[summary])  # fmt: skip
+                          concurrency_limit=running, concurrency_id="eval-run", show_progress_on=[summary])  # fmt: skip
     resumed = resume.click(with_key_parameters(resume_eval), [config, *keys], outputs, api_name="resume_eval",
-                           concurrency_limit=4, concurrency_id="eval-run", show_progress_on=[summary])  # fmt: skip
+                           concurrency_limit=running, concurrency_id="eval-run", show_progress_on=[summary])  # fmt: skip
     # Off the queue: Cancel must not wait behind other sessions' events.
     cancel.click(stop_eval, None, [status, summary], cancels=[started, resumed], api_name="cancel_eval", queue=False)
     return {"start": start, "cancel": cancel, "resume": resume, "config": config}
