@@ -14,7 +14,7 @@ tenth model neither draws, decodes nor encodes anything: it reads bytes and send
 that providers take as it is (an upright 8-bit RGB PNG or JPEG) is sent as its own bytes.
 
 The runner owns progress (`Progress`, shared by consecutive runs that make one evaluation) and
-stopping (`Stop`): a stopped run sends nothing new, lets the requests in flight finish for a
+stopping (`Stop`, both in `control`): a stopped run sends nothing new, lets the requests in flight finish for a
 grace period and abandons the rest, and has saved every reply it got.
 """
 
@@ -26,8 +26,6 @@ import hashlib
 import json
 import os
 import threading
-import time
-from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -41,97 +39,17 @@ from probes.asking.prompting import Prompt, assemble_prompt
 from probes.baselines.base import ask
 from probes.core.benchmark import Benchmark
 from probes.core.errors import ProbeError, RunError
-from probes.core.types import Condition, ImageSource, Item, ItemRef, Mode, Origin, Result, Status
+from probes.core.types import Condition, ImageSource, Item, ItemRef, Mode, Origin, Result
 from probes.files.images import file_as_sent
 from probes.reading.grading import error_result, grade_reply
+from probes.running.control import Progress, Stop, until_done_or_stopped
+from probes.running.group_commit import GroupCommit
 from probes.running.image_cache import ImageCache
 from probes.running.store import Store
 
 FIRST_CHUNK_MAX = 16  # items the feeder looks up before the first requests can go out
 CHUNK = 64  # items per look-up (and per transaction of cache hits) after that
 LARGE_PIXELS = 4_000_000  # a picture this large is encoded as soon as it is first hashed (see _first_sight)
-
-
-@dataclass
-class Progress:
-    """What a run (or several runs making one evaluation) has done so far."""
-
-    total: int
-    done: int = 0
-    cached: int = 0
-    errors: int = 0
-    correct: int = 0
-    scored: int = 0  # results with a score (errors and ungraded replies have none)
-    score_sum: float = 0.0
-    per_model: Counter[str] = field(default_factory=Counter)
-    first_error: str | None = None
-    started: float = field(default_factory=time.monotonic)
-
-    def add(self, result: Result) -> None:
-        self.done += 1
-        self.cached += result.cached
-        self.errors += result.status is Status.ERROR
-        self.correct += bool(result.correct)
-        self.per_model[result.model] += 1
-        if result.status is not Status.ERROR and result.score is not None:
-            self.scored += 1
-            self.score_sum += result.score
-        if result.status is Status.ERROR and self.first_error is None:
-            self.first_error = result.error
-
-    @property
-    def accuracy(self) -> float | None:
-        """Percent, over the results scored so far (a match rate counts by its share)."""
-        return 100 * self.score_sum / self.scored if self.scored else None
-
-    @property
-    def elapsed(self) -> float:
-        return time.monotonic() - self.started
-
-    @property
-    def eta(self) -> float | None:
-        """Seconds left, from the pace of requests actually sent (cache hits are near free)."""
-        sent = self.done - self.cached
-        if self.done == 0 or self.done >= self.total:
-            return None if self.done == 0 else 0.0
-        pace = self.elapsed / max(sent, 1) if sent else self.elapsed / self.done
-        return pace * (self.total - self.done)
-
-
-class Stop:
-    """Asks runs to stop, from any thread (a Cancel button) or a signal handler: nothing new is
-    sent; requests in flight get `grace` seconds to come back (and are saved), then are
-    abandoned (they are asked again by the next run)."""
-
-    def __init__(self) -> None:
-        self.grace = 0.0
-        self._requested = threading.Event()
-        self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = []
-        self._lock = threading.Lock()
-
-    @property
-    def requested(self) -> bool:
-        return self._requested.is_set()
-
-    def request(self, grace: float = 0.0) -> None:
-        with self._lock:
-            if self._requested.is_set():
-                self.grace = min(self.grace, grace)  # a second, more urgent stop shortens the wait
-            else:
-                self.grace = grace
-            self._requested.set()
-            waiters = list(self._waiters)
-        for loop, event in waiters:
-            loop.call_soon_threadsafe(event.set)
-
-    async def wait(self) -> None:
-        """Return once a stop is requested."""
-        event = asyncio.Event()
-        with self._lock:
-            if self._requested.is_set():
-                return
-            self._waiters.append((asyncio.get_running_loop(), event))
-        await event.wait()
 
 
 @dataclass
@@ -198,7 +116,7 @@ class Runner:
         self.images = (
             images if images is not None else ImageCache.beside(store.path, store.image_cache_bytes) if keep else None
         )
-        self._commits = _GroupCommit(store)
+        self._commits = GroupCommit(store)
         # An image seen for the first time is encoded at once (and its pixels let go) when every
         # model sends our PNG; baselines and local models read pixels, so theirs stay until asked.
         self._encode_first_sightings = all(b.image_encoding == PNG_FAST for b in plan.models)
@@ -290,7 +208,7 @@ class Runner:
                 width = max(1, plan.concurrency or backend.default_concurrency)
                 tasks.append(asyncio.create_task(feed(backend, queue, width)))
                 tasks += [asyncio.create_task(worker(backend, queue)) for _ in range(width)]
-            await _until_done_or_stopped(tasks, stop)
+            await until_done_or_stopped(tasks, stop)
         finally:
             for task in [*tasks, waker]:
                 task.cancel()
@@ -440,25 +358,15 @@ class Runner:
         def part(content_hash: str | None) -> ImagePart:
             return ImagePart(source.load, content_hash=content_hash, encodings=self.images, original=original)
 
-        with self._hash_lock:
-            # Drawn a moment ago for another item, not yet encoded: share that part (and so its
-            # pixels and its one encoding) rather than draw it again.
-            shared = self._sighted.get(source.ref)
-        if shared is not None:
-            return shared
-        known = self._known_hash(source.ref)
-        if known is not None:
-            return part(known)
+        ready = self._ready_part(source.ref, part)
+        if ready is not None:
+            return ready
         with self._hash_lock:
             sighting = self._first_sightings.setdefault(source.ref, threading.Lock())
         with sighting:
-            with self._hash_lock:
-                shared = self._sighted.get(source.ref)
-            if shared is not None:
-                return shared
-            known = self._known_hash(source.ref)
-            if known is not None:
-                return part(known)
+            ready = self._ready_part(source.ref, part)  # another item's worker may have just made it
+            if ready is not None:
+                return ready
             fresh = part(None)
             content_hash = self._on_image_thread(lambda: self._first_sight(fresh))
             with self._hash_lock:
@@ -467,6 +375,17 @@ class Runner:
             self._local.sighted.append(source.ref)
             self._commits.remember({source.ref: content_hash})
             return fresh
+
+    def _ready_part(self, ref: str, part: Callable[[str | None], ImagePart]) -> ImagePart | None:
+        """The part for `ref` without drawing anything, or None: one drawn a moment ago for
+        another item and not yet encoded (shared, with its pixels and its one encoding), or one
+        whose content hash is known."""
+        with self._hash_lock:
+            shared = self._sighted.get(ref)
+        if shared is not None:
+            return shared
+        known = self._known_hash(ref)
+        return part(known) if known is not None else None
 
     def _first_sight(self, part: ImagePart) -> str:
         """Draw or decode an image seen for the first time and hash it. A file that goes as it
@@ -511,83 +430,6 @@ class Runner:
             if parts is None:
                 parts = self._example_parts[example.id] = self._parts(example)
             return parts
-
-
-class _GroupCommit:
-    """Results go to the store the moment they are graded, but when several workers finish at
-    once, one transaction saves them all: the first to arrive writes everything waiting, the
-    others wait for that write, and nobody returns before their result is committed. (Each
-    SQLite call lets go of the GIL; on a busy machine getting it back takes milliseconds, and a
-    transaction per result made the store the run's bottleneck.) Image hashes learned on the way
-    are saved with the next write."""
-
-    def __init__(self, store: Store):
-        self.store = store
-        self._condition = threading.Condition()
-        self._waiting: list[_Ticket] = []
-        self._hashes: dict[str, str] = {}
-        self._writing = False
-
-    def remember(self, hashes: dict[str, str]) -> None:
-        with self._condition:
-            self._hashes.update(hashes)
-
-    def save(self, entries: list[tuple[Result, Output | None, str]]) -> None:
-        """Return once `entries` (and every image hash remembered so far) are committed."""
-        ticket = _Ticket(entries)
-        with self._condition:
-            self._waiting.append(ticket)
-            while self._writing and not ticket.done:
-                self._condition.wait()
-            if ticket.done:
-                if ticket.error is not None:
-                    raise ticket.error
-                return
-            self._writing = True
-            batch, self._waiting = self._waiting, []
-            hashes, self._hashes = self._hashes, {}
-        error: BaseException | None = None
-        try:
-            self.store.record_many([entry for waiting in batch for entry in waiting.entries], hashes)
-        except BaseException as exc:  # every waiter hears of it, not only the writer
-            error = exc
-        with self._condition:
-            for waiting in batch:
-                waiting.done, waiting.error = True, error
-            self._writing = False
-            self._condition.notify_all()
-        if error is not None:
-            raise error
-
-
-@dataclass
-class _Ticket:
-    entries: list[tuple[Result, Output | None, str]]
-    done: bool = False
-    error: BaseException | None = None
-
-
-async def _until_done_or_stopped(tasks: list[asyncio.Task], stop: Stop) -> None:
-    """Wait for the workers; on a stop, give the requests in flight `stop.grace` seconds. A
-    worker's unexpected failure (a bug: item errors are results) is raised."""
-    stopped = asyncio.ensure_future(stop.wait())
-    try:
-        pending = set(tasks)
-        while pending and not stopped.done():
-            _, pending = await asyncio.wait(pending | {stopped}, return_when=asyncio.FIRST_COMPLETED)
-            pending.discard(stopped)
-            _raise_failure(tasks)
-        if pending:
-            await asyncio.wait(pending, timeout=stop.grace)
-            _raise_failure(tasks)
-    finally:
-        stopped.cancel()
-
-
-def _raise_failure(tasks: list[asyncio.Task]) -> None:
-    for task in tasks:
-        if task.done() and not task.cancelled() and task.exception() is not None:
-            raise task.exception()
 
 
 async def run(
