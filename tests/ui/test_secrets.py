@@ -207,8 +207,8 @@ def test_keys_never_leak_in_public_mode(serve, tmp_path, capfd, monkeypatch):
 def test_the_abuse_bench_prints_and_keeps_no_key(tmp_path):
     """bench/abuse.py plants a server key and types a visitor's: neither shows in what it prints,
     the app's log, or anything the app wrote (stores, session stores, temp files)."""
-    from bench.abuse import SERVER_KEY as BENCH_SERVER_KEY
-    from bench.abuse import VISITOR_KEY as BENCH_VISITOR_KEY
+    from bench.abuse_attacks import SERVER_KEY as BENCH_SERVER_KEY
+    from bench.abuse_attacks import VISITOR_KEY as BENCH_VISITOR_KEY
 
     folder, log = tmp_path / "bench", tmp_path / "app.log"
     finished = subprocess.run(
