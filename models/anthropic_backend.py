@@ -24,6 +24,7 @@ from models.types import (
     TextPart,
     Unavailable,
     Usage,
+    fit_within,
 )
 
 ANTHROPIC_DEFAULT_URL = "https://api.anthropic.com"
@@ -139,7 +140,7 @@ def _fits(image: EncodedImage, max_side: int) -> bool:
 
 
 def _shrink(image: Image.Image, max_side: int) -> bytes:
-    image = _fit(image, max_side)
+    image = fit_within(image, max_side)
     data = _encode(image, "PNG")
     if 4 * ((len(data) + 2) // 3) <= MAX_BASE64_BYTES:
         return data
@@ -148,14 +149,6 @@ def _shrink(image: Image.Image, max_side: int) -> bytes:
         if 4 * ((len(data) + 2) // 3) <= MAX_BASE64_BYTES:
             return data
         image = image.resize((max(1, image.width * 3 // 4), max(1, image.height * 3 // 4)), Image.Resampling.LANCZOS)
-
-
-def _fit(image: Image.Image, max_side: int) -> Image.Image:
-    if max(image.size) <= max_side:
-        return image
-    scale = max_side / max(image.size)
-    size = (max(1, round(image.width * scale)), max(1, round(image.height * scale)))
-    return image.resize(size, Image.Resampling.LANCZOS)
 
 
 def _encode(image: Image.Image, fmt: str) -> bytes:

@@ -263,6 +263,15 @@ class ProviderError(BackendError):
     """The provider failed after the SDK's own retries (rate limit, server error, timeout ...)."""
 
 
+def fit_within(image: Image.Image, max_side: int, reducing_gap: float | None = None) -> Image.Image:
+    """The image shrunk (Lanczos) so that neither side exceeds `max_side`, or itself if it fits."""
+    if max(image.size) <= max_side:
+        return image
+    scale = max_side / max(image.size)
+    size = (max(1, round(image.width * scale)), max(1, round(image.height * scale)))
+    return image.resize(size, Image.Resampling.LANCZOS, reducing_gap=reducing_gap)
+
+
 def to_rgb(image: Image.Image) -> Image.Image:
     """8-bit RGB: 16-bit greyscale scaled down, alpha (and palette transparency) composited on
     white, anything else (CMYK, L, 1, P ...) by Pillow's own conversion."""

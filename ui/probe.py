@@ -13,10 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import gradio as gr
-from PIL import Image
 
 from models.hf_backend import loaded_models, loading_progress
-from models.types import ImagePart
+from models.types import ImagePart, fit_within
 from probes.asking.prompting import assemble_prompt
 from probes.core.benchmark import Benchmark
 from probes.core.errors import RunError, UsageError
@@ -51,7 +50,9 @@ MAX_SEED = 2**31 - 1
 SOURCES = ("Generated stimulus", "Benchmark item", "Upload")
 DEFAULT_MODELS = ["baseline/chance", "baseline/pixels", None, None]
 STAGE_HEIGHT = 440
-STAGE_MAX_SIDE = 2048  # pixels a side of an image on the stage (full screen included)
+# Pixels a side of an image on the stage, full screen included (the models are sent the
+# original): a 16 MP upload is not encoded and sent to the browser whole.
+STAGE_MAX_SIDE = 2048
 CONDITION_PIXELS = 16_000_000  # conditions asked at once: as many as fit these pixels (at least one)
 GENERATED_PIXELS = 1152 * 1152  # a generated picture, counted as the papers' largest canvas
 SCROLL_TO_GRID = (
@@ -162,21 +163,13 @@ def build_probe() -> dict[str, Any]:
 def _view(spec: item_choice.ItemSpec) -> list[Any]:
     """Images for the stage's slots (None hides a slot), the question and the answer."""
     _, item = item_choice.resolve(spec)
-    images, question, answer = item_choice.describe(item, _on_stage)
+    images, question, answer = item_choice.describe(
+        item, lambda image: fit_within(image, STAGE_MAX_SIDE, reducing_gap=3.0)
+    )
     slots = [images[i] if i < len(images) else None for i in range(MAX_IMAGES)]
     if len(images) > MAX_IMAGES:
         question += f"\n\n({len(images)} images; the stage shows the first {MAX_IMAGES})"
     return [*slots, escape(question), escape(answer)]
-
-
-def _on_stage(image: Image.Image) -> Image.Image:
-    """An image as the stage shows it: at most STAGE_MAX_SIDE pixels a side (the models are
-    sent the original). A 16 MP upload is not encoded and sent to the browser whole."""
-    scale = STAGE_MAX_SIDE / max(image.size)
-    if scale >= 1:
-        return image
-    return image.resize((max(1, round(image.width * scale)), max(1, round(image.height * scale))),
-                        Image.Resampling.LANCZOS, reducing_gap=3.0)  # fmt: skip
 
 
 def _stage(spec: item_choice.ItemSpec, status: str = "") -> list[Any]:

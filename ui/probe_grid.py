@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from PIL import Image
 
-from models.types import ImagePart, Message
+from models.types import ImagePart, Message, fit_within
 from probes.core.types import AnswerKind, Condition, Item, Mode, Result, Status
 
 # Each condition is one change from the item as asked, never a pile of them.
@@ -136,9 +136,7 @@ def _turn_html(message: Message) -> str:
 
 
 def thumbnail_uri(image: Image.Image) -> str:
-    scale = min(1.0, THUMBNAIL / max(image.size))
-    size = (max(1, round(image.width * scale)), max(1, round(image.height * scale)))
-    small = image.resize(size, Image.Resampling.BICUBIC, reducing_gap=2.0) if scale < 1 else image
+    small = fit_within(image, THUMBNAIL, reducing_gap=2.0)
     buffer = io.BytesIO()
     small.convert("RGB").save(buffer, format="PNG", optimize=False)
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
