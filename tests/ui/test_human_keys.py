@@ -142,13 +142,18 @@ def test_keys_typed_into_text_boxes_never_answer_or_start(serve, page, tmp_path)
     page.goto(serve())
     open_tab(page, "Human")
     page.locator("#human-name textarea, #human-name input").first.fill("Ada")
-    # Choosing a benchmark by typing and Enter in its list chooses it; it does not start.
+    # Enter in the benchmark list confirms the choice there; it does not start. (The choice is
+    # made by a click: Gradio's own type-and-Enter selection raced the next field's focus under a
+    # loaded CI machine, and which option Gradio picks is not what this test is about.)
+    choose(page, "human-benchmark", "illusion/ponzo")
     listing = page.locator("#human-benchmark input")
-    listing.click()
-    listing.fill("illusion/ponzo")
-    page.get_by_role("option", name="illusion/ponzo", exact=True).hover()
-    page.keyboard.press("Enter")
     expect(listing).to_have_value("illusion/ponzo")
+    listing.click()
+    expect(page.get_by_role("listbox")).to_have_count(1)
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("listbox")).to_have_count(0)  # the list closed on the Enter
+    expect(listing).to_have_value("illusion/ponzo")
+    assert sent.count(lambda data: data[:1] == ["Ada"]) == 0
     page.locator("#human-count input").fill("2")
     page.locator("#human-count input").press("Enter")  # Enter in the form starts
     expect(page.locator("#human-progress")).to_contain_text("Item 1 of 2 · illusion/ponzo")
