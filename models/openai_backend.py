@@ -26,6 +26,7 @@ from models.types import (
 
 OPENAI_DEFAULT_URL = "https://api.openai.com/v1"
 MAX_FILE_BYTES = 20 * 1024 * 1024  # a file sent as it is stays under OpenAI's limit per image
+BEARER = {"bearer_auth": True}  # how `chat.completions.create` authenticates: the API key as a bearer token
 
 
 class OpenAIBackend(Backend):
@@ -79,6 +80,7 @@ class OpenAIBackend(Backend):
 
     async def generate(self, messages: Sequence[Message], config: GenerateConfig) -> Output:
         import openai
+        from openai.types.chat import ChatCompletion
 
         self.check()
         client = self._clients.get()
@@ -99,9 +101,17 @@ class OpenAIBackend(Backend):
             request["seed"] = config.seed
         started = time.perf_counter()
         try:
-            response = await client.with_options(
-                timeout=config.timeout, max_retries=config.max_retries
-            ).chat.completions.create(**request)
+            # The SDK's documented `post`, not `chat.completions.create`: `create` walks the
+            # whole request against its TypedDicts first (renaming aliased keys, which a chat
+            # request has none of), about 0.45 ms a request, a quarter of a plain loop's own CPU
+            # against a server answering in 10 ms. The reply is parsed, retried and timed out
+            # by the SDK exactly as `create` does.
+            response = await client.post(
+                "/chat/completions",
+                body=request,
+                cast_to=ChatCompletion,
+                options={"timeout": config.timeout, "max_retries": config.max_retries, "security": BEARER},
+            )
         except openai.APIError as exc:
             raise ProviderError(redact(f"{self.model_id}: {type(exc).__name__}: {exc}", [self._key() or ""])) from None
         except ValueError as exc:  # a 200 whose body is not JSON: the SDK does not retry it

@@ -12,7 +12,6 @@ import io
 import struct
 import zlib
 
-import numpy as np
 from PIL import Image
 
 _SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -33,6 +32,8 @@ def encode_rgb_png(image: Image.Image, level: int = 1) -> bytes:
 def encode_rgb_pixels(pixels: bytes, width: int, height: int, level: int = 1) -> bytes:
     """A PNG of raw 8-bit RGB rows (`Image.tobytes()` of an RGB image): callers that already
     hold those bytes (to hash them) encode without copying the image out of Pillow again."""
+    import numpy as np  # here, not at the top: a run that only sends cached bytes never loads it
+
     stride = width * 3
     if len(pixels) != stride * height:
         raise ValueError(f"{len(pixels)} bytes are not {width} x {height} RGB pixels")
