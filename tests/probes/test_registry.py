@@ -33,7 +33,9 @@ def test_a_generated_family_loads_alone_and_the_rest_load_when_listed():
         "print(json.dumps({'id': benchmark.id, 'items': len(benchmark.items()), 'alone': alone, 'ids': ids}))"
     )
     assert seen["id"] == "blind/touching-circles" and seen["items"] == 1344
-    assert not any(name.startswith(("probes.benchmarks.illusion", "probes.benchmarks.shitsukan")) for name in seen["alone"])
+    assert not any(
+        name.startswith(("probes.benchmarks.illusion", "probes.benchmarks.shitsukan")) for name in seen["alone"]
+    )
     assert "probes.benchmarks.discribench" not in seen["alone"]
     assert {"illusion/ponzo", "discribench", "blind/olympic-pentagons", "blind/touching-circles"} <= set(seen["ids"])
 
@@ -62,7 +64,9 @@ def test_a_custom_folder_loads_only_the_custom_module(tmp_path):
     assert seen["loaded"] == ["probes.benchmarks.custom"]
 
 
-@pytest.mark.parametrize("benchmark_id", ["nope", "blind/nope", "os", "blind/../custom", "blind", "Blind/Touching-Circles", ""])
+@pytest.mark.parametrize(
+    "benchmark_id", ["nope", "blind/nope", "os", "blind/../custom", "blind", "Blind/Touching-Circles", ""]
+)
 def test_an_unknown_id_names_every_known_benchmark(benchmark_id):
     seen = fresh(
         "import json\n"
