@@ -20,7 +20,12 @@ _BLOCK_BYTES = 512 * 1024  # rows handed to zlib at a time
 
 
 def _chunk(kind: bytes, data: bytes) -> bytes:
-    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+    return b"".join(_chunk_parts(kind, data))
+
+
+def _chunk_parts(kind: bytes, data: bytes) -> list[bytes]:
+    """A chunk's pieces, to be joined once (a compressed image is copied once, not three times)."""
+    return [struct.pack(">I", len(data)), kind, data, struct.pack(">I", zlib.crc32(data, zlib.crc32(kind)))]
 
 
 def encode_rgb_png(image: Image.Image, level: int = 1) -> bytes:
@@ -50,7 +55,8 @@ def encode_rgb_pixels(pixels: bytes, width: int, height: int, level: int = 1) ->
         compressed.append(deflate.compress(rows[:count]))
     compressed.append(deflate.flush())
     header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)  # 8-bit, truecolour
-    return _SIGNATURE + _chunk(b"IHDR", header) + _chunk(b"IDAT", b"".join(compressed)) + _chunk(b"IEND", b"")
+    pieces = [_SIGNATURE, *_chunk_parts(b"IHDR", header), *_chunk_parts(b"IDAT", b"".join(compressed))]
+    return b"".join([*pieces, *_chunk_parts(b"IEND", b"")])
 
 
 def media_type(data: bytes) -> str | None:

@@ -81,8 +81,11 @@ class ImageCache:
 
     def put(self, key: str, data: bytes) -> None:
         path = self._path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".part-")
+        try:
+            handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".part-")
+        except FileNotFoundError:  # the folder's first file, or the folder was deleted meanwhile
+            path.parent.mkdir(parents=True, exist_ok=True)
+            handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".part-")
         try:
             with os.fdopen(handle, "wb") as file:
                 file.write(data)

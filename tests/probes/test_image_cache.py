@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -41,6 +42,17 @@ def test_bytes_are_made_once_and_found_again_by_a_new_cache_on_the_same_folder(t
     assert ImageCache(tmp_path / "images").fetch(key(1), make) == png_for(1)  # another run, same store
     assert len(made) == 1
     assert cache.holds(key(1)) and not cache.holds(key(2))
+
+
+def test_a_cache_folder_deleted_under_a_running_cache_is_made_again(tmp_path):
+    """A session sweep or a person clearing the cache while the app runs: the next image is
+    kept again, not silently never cached."""
+    cache = ImageCache(tmp_path / "images")
+    cache.fetch(key(1), lambda: png_for(1))
+    shutil.rmtree(tmp_path / "images")
+    assert not cache.holds(key(1))
+    assert cache.fetch(key(1), lambda: png_for(1)) == png_for(1)
+    assert cache.holds(key(1)) and ImageCache(tmp_path / "images").get(key(1)) == png_for(1)
 
 
 def test_threads_asking_for_one_image_at_once_wait_for_one_encoding(tmp_path):
