@@ -22,6 +22,7 @@ squares?"), `parse_item_reply` passes it on, so "they do not overlap" answers "o
 
 from __future__ import annotations
 
+import importlib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -29,7 +30,6 @@ from types import ModuleType
 from typing import Any
 
 from probes.core.types import AnswerKind, Item, Parsed, Status
-from probes.reading import choices, letters, numbers, pairs, yes_no
 from probes.reading.common import HEDGE, Context, Found, Spans, sentence_start, sentences
 from probes.reading.echoes import clean
 from probes.reading.hedges import corrections, doubts, is_refusal_text
@@ -47,13 +47,19 @@ _MARKER = re.compile(
 _BRACES = re.compile(r"\{([^{}\n]{1,80})\}")
 _ASKED = re.compile(r"[ \t\"'”’)\]}*]*\?")
 
-_READERS: dict[AnswerKind, ModuleType] = {
-    AnswerKind.YES_NO: yes_no,
-    AnswerKind.NUMBER: numbers,
-    AnswerKind.LETTER: letters,
-    AnswerKind.PAIR: pairs,
-    AnswerKind.CHOICE: choices,
+# Each kind's reader, imported the first time a reply of its kind is read: their patterns take
+# 5-20 ms each to compile, and a run reads one or two kinds.
+_READERS: dict[AnswerKind, str] = {
+    AnswerKind.YES_NO: "probes.reading.yes_no",
+    AnswerKind.NUMBER: "probes.reading.numbers",
+    AnswerKind.LETTER: "probes.reading.letters",
+    AnswerKind.PAIR: "probes.reading.pairs",
+    AnswerKind.CHOICE: "probes.reading.choices",
 }
+
+
+def _reader(kind: AnswerKind) -> ModuleType:
+    return importlib.import_module(_READERS[kind])
 
 
 def normalise(reply: str) -> str:
@@ -86,10 +92,10 @@ def parse(
         options=tuple(options),
         labels=tuple(label.lower() for label in labels),
         question=question,
-        predicate=yes_no.question_predicate(question) if kind is AnswerKind.YES_NO else None,
-        counted=numbers.counted_nouns(question) if kind is AnswerKind.NUMBER and question else None,
+        predicate=_reader(kind).question_predicate(question) if kind is AnswerKind.YES_NO else None,
+        counted=_reader(kind).counted_nouns(question) if kind is AnswerKind.NUMBER and question else None,
     )
-    reading = _read(text, _READERS[kind], context)
+    reading = _read(text, _reader(kind), context)
     if reading.value is not None and reading.value is not HEDGE:
         if reading.marked or not is_refusal_text(text):
             return Parsed(reading.value, Status.ANSWERED)
@@ -168,7 +174,7 @@ def _marked_answers(part: str, reader: ModuleType, context: Context) -> list[Fou
                 break
         end = start - 1
     # A short last sentence that is only an answer: "... it's the right one that is impossible. b"
-    if reader in (choices, letters):
+    if context.kind in (AnswerKind.CHOICE, AnswerKind.LETTER):
         spans = sentences(part[-400:])
         offset = max(0, len(part) - 400)
         if len(spans) > 1:
