@@ -12,7 +12,7 @@ from typing import Any, Literal, Protocol
 
 from PIL import Image
 
-from models.png import encode_rgb_pixels, image_size, media_type
+from models.png import FAST_ENCODING, encode_rgb_pixels, image_size, media_type
 
 Role = Literal["system", "user", "assistant"]
 
@@ -58,7 +58,7 @@ class EncodedImage:
         return base64.b64encode(self.data).decode("ascii")
 
 
-PNG_FAST = "png1"  # the encoding every provider is sent by default: our lean PNG, deflate level 1
+PNG_FAST = FAST_ENCODING  # the encoding every provider is sent by default: our lean PNG, fast deflate
 
 
 @dataclass(frozen=True, eq=False)
@@ -171,15 +171,15 @@ class ImagePart:
 
     @property
     def png_bytes(self) -> bytes:
-        # Level 1: the bytes cross the network once; a smaller file is not worth the time
-        # level 6 costs on 1000-pixel stimuli.
+        # The fast deflate (models/png.py): the bytes cross the network once; a smaller file
+        # is not worth the time zlib's level 6 costs on 1000-pixel stimuli.
         return self.png().data
 
 
 def encode_png(part: ImagePart) -> bytes:
-    """PNG_FAST: the part's RGB pixels at deflate level 1."""
+    """PNG_FAST: the part's RGB pixels, fast deflate."""
     width, height = part.rgb.size
-    return encode_rgb_pixels(part.rgb_bytes, width, height, level=1)
+    return encode_rgb_pixels(part.rgb_bytes, width, height)
 
 
 def pixel_hash(image: Image.Image) -> str:

@@ -2,8 +2,8 @@
 decoded and encoded once per store, not once per model or run.
 
 Layout: `<store file>.images/ab/<content hash>.<encoding>` (the store `results.sqlite` keeps its
-images in `results.sqlite.images/`), one file per image and encoding (`png1`: our PNG at deflate
-level 1; `anthropic-8000`: an image shrunk to Anthropic's limits). The content hash is the
+images in `results.sqlite.images/`), one file per image and encoding (`png-ng2`: our PNG, deflated
+by zlib-ng at level 2; `anthropic-8000`: an image shrunk to Anthropic's limits). The content hash is the
 normalised pixels' sha256 the store already remembers per image reference, so a run that knows
 an image's hash finds its bytes without touching the pixels.
 
