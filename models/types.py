@@ -81,6 +81,9 @@ class ImagePart:
     content_hash: str | None = None
     encodings: EncodedImages | None = None
     original: Callable[[], EncodedImage | None] | None = None
+    # The same image's RGB pixels without a picture (an array of height x width x 3 bytes, C
+    # order), when its source draws them: hashed and encoded from them, no Pillow round trip.
+    pixels: Callable[[], Any] | None = None
 
     def __post_init__(self) -> None:
         # Per part (functools.cached_property locks per class in Python 3.11, which made every
@@ -106,9 +109,22 @@ class ImagePart:
         return self._memoised("rgb", lambda: to_rgb(self.image))
 
     @property
-    def rgb_bytes(self) -> bytes:
+    def rgb_bytes(self) -> bytes | memoryview:
         """The RGB pixels, row after row: hashed and encoded from one copy."""
-        return self._memoised("rgb_bytes", lambda: self.rgb.tobytes())
+        return self._rows()[1]
+
+    @property
+    def size(self) -> tuple[int, int]:
+        """(width, height) of the RGB pixels."""
+        return self._rows()[0]
+
+    def _rows(self) -> tuple[tuple[int, int], bytes | memoryview]:
+        def make() -> tuple[tuple[int, int], bytes | memoryview]:
+            if self.pixels is not None and "rgb" not in self._memo:
+                return _drawn_rows(self.pixels())
+            return self.rgb.size, self.rgb.tobytes()
+
+        return self._memoised("rows", make)
 
     @property
     def sha256(self) -> str:
@@ -120,7 +136,7 @@ class ImagePart:
         """
         if self.content_hash:
             return self.content_hash
-        return self._memoised("sha256", lambda: _pixel_digest(self.rgb.size, self.rgb_bytes))
+        return self._memoised("sha256", lambda: _pixel_digest(self.size, self.rgb_bytes))
 
     def encoded_as(self, encoding: str, make: Callable[[ImagePart], bytes]) -> EncodedImage:
         """The image in `encoding` (a name that fixes the bytes, e.g. PNG_FAST), made by
@@ -138,7 +154,7 @@ class ImagePart:
         """Forget the decoded pixels (they are loaded again if ever needed): a part that will be
         sent as bytes need not hold an image while it waits."""
         with self._lock:
-            for name in ("image", "rgb", "rgb_bytes"):
+            for name in ("image", "rgb", "rows"):
                 self._memo.pop(name, None)
 
     def with_detail(self, detail: Literal["auto", "low", "high"]) -> ImagePart:
@@ -178,7 +194,7 @@ class ImagePart:
 
 def encode_png(part: ImagePart) -> bytes:
     """PNG_FAST: the part's RGB pixels, fast deflate."""
-    width, height = part.rgb.size
+    width, height = part.size
     return encode_rgb_pixels(part.rgb_bytes, width, height)
 
 
@@ -187,7 +203,16 @@ def pixel_hash(image: Image.Image) -> str:
     return _pixel_digest(rgb.size, rgb.tobytes())
 
 
-def _pixel_digest(size: tuple[int, int], pixels: bytes) -> str:
+def _drawn_rows(array: Any) -> tuple[tuple[int, int], memoryview]:
+    """(width, height) and the rows of drawn pixels, without a copy."""
+    view = memoryview(array)
+    if view.ndim != 3 or view.shape[2] != 3 or view.format != "B" or not view.c_contiguous:
+        raise ValueError(f"drawn pixels must be height x width x 3 bytes in C order, got {view.format} {view.shape}")
+    height, width = view.shape[:2]
+    return (width, height), view.cast("B")
+
+
+def _pixel_digest(size: tuple[int, int], pixels: bytes | memoryview) -> str:
     digest = hashlib.sha256(f"{size[0]}x{size[1]}:".encode())
     digest.update(pixels)
     return digest.hexdigest()

@@ -25,6 +25,7 @@ from probes.core.benchmark import Benchmark
 from probes.core.errors import BenchmarkError, LimitExceeded
 from probes.core.types import AnswerKind, ImageSource, Item
 from probes.running.limits import current as current_limits
+from probes.stimuli.raster import Drawn
 
 EXAMPLE_SEED_BASE = 1_000_000  # few-shot examples use design seeds no test item uses
 
@@ -65,6 +66,11 @@ def fraction(text: str) -> Fraction:
 def fraction_label(value: Fraction | float) -> str:
     value = Fraction(value).limit_denominator(1000)
     return f"1/{value.denominator}" if value.numerator == 1 else f"{float(value):.3g}"
+
+
+def _pixels(stimulus: Stimulus) -> Callable[[], Any] | None:
+    """How to draw a stimulus's pixels without a picture, when it can (see `Drawn`)."""
+    return stimulus.draw if isinstance(stimulus, Drawn) else None
 
 
 class _RenderCache:
@@ -241,7 +247,7 @@ class GeneratedBenchmark(Benchmark):
             benchmark=self.id,
             id=item_id,
             question=self.question(stimulus, prompt),
-            images=(ImageSource(stimulus.ref, functools.partial(render_cached, stimulus)),),
+            images=(ImageSource(stimulus.ref, functools.partial(render_cached, stimulus), pixels=_pixels(stimulus)),),
             kind=self.kind,
             target=self.truth(stimulus, prompt),
             groups=self.groups(stimulus, prompt),

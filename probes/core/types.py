@@ -62,6 +62,9 @@ class ImageSource:
     ref: str
     load: Callable[[], Image.Image]
     path: str | None = None
+    # The pixels without a picture (height x width x 3 uint8, C order), for sources that draw
+    # them (`probes.stimuli.raster.Drawn`): a runner hashes and encodes them as they are.
+    pixels: Callable[[], Any] | None = None
 
 
 @dataclass(frozen=True)

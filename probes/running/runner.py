@@ -355,8 +355,14 @@ class Runner:
         with the next result; `_prepare` encodes it if the request is to be sent."""
         original = functools.partial(file_as_sent, Path(source.path), source.ref) if source.path else None
 
+        # Drawn pixels are hashed and encoded as they are when the image is to be sent encoded;
+        # a model that reads pixels gets the picture, drawn once.
+        pixels = source.pixels if self._encode_first_sightings else None
+
         def part(content_hash: str | None) -> ImagePart:
-            return ImagePart(source.load, content_hash=content_hash, encodings=self.images, original=original)
+            return ImagePart(
+                source.load, content_hash=content_hash, encodings=self.images, original=original, pixels=pixels
+            )
 
         ready = self._ready_part(source.ref, part)
         if ready is not None:
@@ -396,7 +402,7 @@ class Runner:
         if self._encode_first_sightings:
             if part.as_file() is not None:
                 part.let_go()
-            elif part.rgb.width * part.rgb.height >= LARGE_PIXELS:
+            elif part.size[0] * part.size[1] >= LARGE_PIXELS:
                 part.png()  # kept by the part and the image cache; the pixels go
         return content_hash
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
-from probes.stimuli.raster import blank, to_image
+from probes.stimuli.raster import Drawn, blank, to_image
 
 # Bump when the drawing changes: image references (and so cached answers) are keyed by it.
 VERSION = 1
@@ -182,7 +182,7 @@ class Ellipse:
 
 
 @dataclass(frozen=True)
-class CircledLetter:
+class CircledLetter(Drawn):
     word: str
     letter: int  # index of the circled letter in the word (0-based)
     thickness: float  # oval stroke width as a share of the font's px size (scales with the letters)
@@ -295,13 +295,13 @@ class CircledLetter:
 
     # --- drawing --------------------------------------------------------------------------
 
-    def render(self) -> Image.Image:
+    def draw(self) -> np.ndarray:
         canvas = blank(self.canvas, self.canvas)
         ox, oy = self.origin()
         for origin, ink in self.glyphs():
             _ink(canvas, ox + origin + ink.left, oy + ink.top, ink.alpha)
         stroke_ellipse(canvas, self.oval(), RED)
-        return to_image(canvas)
+        return canvas
 
     def render_letter_alone(self, index: int) -> Image.Image:
         """One letter at its place in the word, nothing else: for checking ground truth."""

@@ -24,9 +24,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
-from PIL import Image
 
-from probes.stimuli.raster import Colour, blank, to_image
+from probes.stimuli.raster import Colour, Drawn, blank
 
 # Bump when the drawing changes: image references (and so cached answers) are keyed by it.
 VERSION = 1
@@ -40,7 +39,7 @@ Point = tuple[Fraction, Fraction]
 
 
 @dataclass(frozen=True)
-class LinePlot:
+class LinePlot(Drawn):
     blue: tuple[float, float, float]  # y of the left, middle and right point, in [0, 1], y up
     red: tuple[float, float, float]
     thickness: float  # line width in points (the paper's 2, 3, 4)
@@ -93,12 +92,12 @@ class LinePlot:
         span = self.resolution - 2 * inset
         return inset + float(x) * span, inset + (1 - float(y)) * span
 
-    def render(self) -> Image.Image:
+    def draw(self) -> np.ndarray:
         canvas = blank(self.resolution, self.resolution)
         for colour, rgb in (("blue", BLUE), ("red", RED)):  # red on top, as in the release
             points = [self.to_pixels(x, y) for x, y in self.polyline(colour)]
             stroke_plot_line(canvas, points, self.line_width, rgb)
-        return to_image(canvas)
+        return canvas
 
 
 def _exact(y: float) -> Fraction:

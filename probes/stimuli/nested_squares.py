@@ -18,9 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from PIL import Image
 
-from probes.stimuli.raster import Colour, blank, to_image
+from probes.stimuli.raster import Colour, Drawn, blank
 
 # Bump when the drawing changes: image references (and so cached answers) are keyed by it.
 VERSION = 1
@@ -31,7 +30,7 @@ Square = tuple[float, float, float]  # left, top, side
 
 
 @dataclass(frozen=True)
-class NestedSquares:
+class NestedSquares(Drawn):
     squares: tuple[Square, ...]  # outermost first
     thickness: float  # stroke width in points (the paper's 2, 3, 4)
     canvas: int = 1000  # side of the square canvas, px
@@ -77,11 +76,11 @@ class NestedSquares:
             result.append(min(sides) * self.canvas - self.stroke)
         return result
 
-    def render(self) -> Image.Image:
+    def draw(self) -> np.ndarray:
         canvas = blank(self.canvas, self.canvas)
         for left, top, side in self.squares:
             stroke_square(canvas, left * self.canvas, top * self.canvas, side * self.canvas, self.stroke, INK)
-        return to_image(canvas)
+        return canvas
 
 
 def _span_coverage(start: float, end: float, first: int, count: int) -> np.ndarray:

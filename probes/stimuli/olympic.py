@@ -38,9 +38,8 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from PIL import Image
 
-from probes.stimuli.raster import blank, stroke_circle, stroke_polyline, to_image
+from probes.stimuli.raster import Drawn, blank, stroke_circle, stroke_polyline
 
 # Bump when the drawing changes: image references (and so cached answers) are keyed by it.
 VERSION = 2  # 2: the release's spacing and vertical placement
@@ -173,7 +172,7 @@ def clearance(shape: str, count: int) -> Clearance:
 
 
 @dataclass(frozen=True)
-class OlympicShapes:
+class OlympicShapes(Drawn):
     shape: str  # "circle" or "pentagon"
     count: int  # N, the number of shapes drawn
     canvas: int  # side of the square canvas, px
@@ -266,7 +265,7 @@ class OlympicShapes:
         tops = sum(1 for y in ys if y <= min(ys) + 1e-6)
         return tops, len(ys) - tops
 
-    def render(self) -> Image.Image:
+    def draw(self) -> np.ndarray:
         canvas = blank(self.canvas, self.canvas)
         for x, y, colour in self.outlines():
             if self.shape == "circle":
@@ -274,4 +273,4 @@ class OlympicShapes:
             else:
                 corners = pentagon_corners(x, y, self.size_px)
                 stroke_polyline(canvas, [*corners, corners[0]], self.width_px, colour)
-        return to_image(canvas)
+        return canvas

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
-from probes.stimuli.raster import blank, to_image
+from probes.stimuli.raster import Drawn, blank
 
 # Bump when the drawing changes: image references (and so cached answers) are keyed by it.
 VERSION = 1
@@ -310,7 +310,7 @@ def stroke_path(canvas: np.ndarray, points: list[tuple[float, float]], width: fl
 
 
 @dataclass(frozen=True)
-class SubwayMap:
+class SubwayMap(Drawn):
     canvas: int  # side of the square canvas, px (512 or 1024 in the paper)
     paths: int  # N, path ends per station (1, 2 or 3)
     thickness: int  # line width in points on the authors' figure (10 or 20)
@@ -369,11 +369,11 @@ class SubwayMap:
     def colours(self) -> list[tuple[int, int, int]]:
         return [PALETTE[i % len(PALETTE)] for i in range(len(self.routes()))]
 
-    def render(self) -> Image.Image:
+    def draw(self) -> np.ndarray:
         canvas = blank(self.canvas, self.canvas)
         for letter, (x, y) in LABELS.items():
             _draw_letter(canvas, letter, x * self.cell, y * self.cell, self.cell)
         for route, colour in zip(self.routes(), self.colours(), strict=True):
             points = [(x * self.cell, y * self.cell) for x, y in route.nodes]
             stroke_path(canvas, points, self.width_px, colour)
-        return to_image(canvas)
+        return canvas

@@ -9,9 +9,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from PIL import Image
+import numpy as np
 
-from probes.stimuli.raster import blank, fill_disc, to_image
+from probes.stimuli.raster import Drawn, blank, fill_disc
 
 # Bump when the drawing changes: image references (and so cached answers) are keyed by it.
 VERSION = 1
@@ -21,7 +21,7 @@ ORIENTATIONS = {"vertical": 90, "horizontal": 0, "diagonal_1": -45, "diagonal_2"
 
 
 @dataclass(frozen=True)
-class TwoCircles:
+class TwoCircles(Drawn):
     canvas: int  # side of the square canvas, px
     diameter: float  # as a fraction of the canvas side (1/4 ... 1/7 in the paper)
     gap: float  # distance between the perimeters as a fraction of the diameter; < 0 overlaps
@@ -61,10 +61,10 @@ class TwoCircles:
         middle = self.canvas / 2
         return (middle - dx, middle - dy), (middle + dx, middle + dy)
 
-    def render(self) -> Image.Image:
+    def draw(self) -> np.ndarray:
         canvas = blank(self.canvas, self.canvas)
         radius = self.diameter * self.canvas / 2
         (bx, by), (mx, my) = self.centres()
         fill_disc(canvas, bx, by, radius, BLUE)
         fill_disc(canvas, mx, my, radius, MAGENTA)
-        return to_image(canvas)
+        return canvas

@@ -12,6 +12,7 @@ import os
 import weakref
 from pathlib import Path
 
+import numpy as np
 import pytest
 from PIL import Image, ImageCms, ImageDraw
 
@@ -21,6 +22,7 @@ from probes.asking.prompting import assemble_prompt
 from probes.benchmarks import generated
 from probes.benchmarks.custom import UploadSet
 from probes.core.registry import get_benchmark
+from probes.core.selection import select_items
 from probes.core.types import Mode, Status
 from probes.files import images as image_files
 from probes.running.answerers import create
@@ -49,7 +51,7 @@ def server(monkeypatch):
 def counted(monkeypatch):
     """How often anything is drawn, decoded or PNG-encoded."""
     counts = {"drawn": 0, "decoded": 0, "encoded": 0}
-    draw, decode, encode = TwoCircles.render, image_files.load_image, models.types.encode_rgb_pixels
+    draw, decode, encode = TwoCircles.draw, image_files.load_image, models.types.encode_rgb_pixels
 
     def drawn(self):
         counts["drawn"] += 1
@@ -63,7 +65,7 @@ def counted(monkeypatch):
         counts["encoded"] += 1
         return encode(*args, **kwargs)
 
-    monkeypatch.setattr(TwoCircles, "render", drawn)
+    monkeypatch.setattr(TwoCircles, "draw", drawn)  # a picture (`render`) is drawn through it too
     monkeypatch.setattr(image_files, "load_image", decoded)
     monkeypatch.setattr(models.types, "encode_rgb_pixels", encoded)
     # No memo of drawn pictures behind the runner's back: every drawing it asks for is counted.
@@ -142,6 +144,35 @@ def test_an_image_lets_go_of_its_pixels_once_encoded():
     assert loaded[0]() is None  # held as bytes now, not as a decoded image
     assert Image.open(io.BytesIO(png.data)).tobytes() == Image.new("RGB", (300, 200), "white").tobytes()
     assert part.png_bytes == png.data and len(loaded) == 1
+
+
+DRAWN = ["blind/touching-circles", "blind/nested-squares", "blind/circled-letter", "blind/line-intersections",
+         "blind/subway-paths", "blind/olympic-circles", "blind/olympic-pentagons"]  # fmt: skip
+
+
+@pytest.mark.parametrize("benchmark_id", DRAWN)
+def test_drawn_pixels_are_hashed_and_encoded_exactly_as_their_picture(benchmark_id):
+    """Stimuli drawn on a canvas are hashed and encoded from its pixels, never made a picture
+    first: the same hash (what the store knows them by) and the same bytes as from the picture."""
+    for item in select_items(get_benchmark(benchmark_id).items(), 6, 0):
+        [source] = item.images
+        assert source.pixels is not None
+        drawn, pictured = ImagePart(source.load, pixels=source.pixels), ImagePart(source.load())
+        assert drawn.sha256 == pictured.sha256 == pixel_hash(source.load())
+        assert drawn.size == pictured.size == source.load().size
+        assert "image" not in drawn._memo and "rgb" not in drawn._memo  # no picture was made
+        assert drawn.png_bytes == pictured.png_bytes
+
+
+def test_a_stimulus_drawn_with_words_is_pictured_not_drawn():
+    [source] = next(iter(get_benchmark("blind/grid-count").items())).images
+    assert source.pixels is None  # its words are drawn on a picture; the runner uses the picture
+
+
+def test_drawn_pixels_of_another_shape_are_refused():
+    part = ImagePart(lambda: Image.new("RGB", (4, 4)), pixels=lambda: np.zeros((4, 4), dtype=np.uint8))
+    with pytest.raises(ValueError, match="height x width x 3"):
+        _ = part.sha256
 
 
 def test_the_same_image_at_another_detail_is_hashed_and_encoded_once(counted, tmp_path):

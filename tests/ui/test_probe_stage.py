@@ -28,4 +28,4 @@ def test_a_large_upload_is_shown_smaller_and_sent_whole(tmp_path, monkeypatch):
     assert [p.sha256 for p in parts] and all(not p._memo.get("image") for p in parts)
     html = probe.prompts_html(view)
     assert html.count('class="prompt-image"') == 2
-    assert all("image" not in p._memo and "rgb_bytes" not in p._memo for p in parts)
+    assert all("image" not in p._memo and "rows" not in p._memo for p in parts)
