@@ -204,7 +204,8 @@ def prepare_files(args: argparse.Namespace, folder: Path) -> tuple[Path, float, 
     """The plain loop's input: each item's image as a PNG file (our encoder, level 1, so the
     same bytes as the runner sends), and a manifest. Returns it, the image-drawing floor (CPU
     seconds to draw every distinct image once, serially) and the image floor (draw, hash and
-    encode each once: what a first run cannot avoid)."""
+    encode each once: what a first run cannot avoid). Drawing is timed as the runner draws: the
+    canvas's pixels where a stimulus gives them, the picture otherwise."""
     from models.types import ImagePart
     from probes.core.registry import get_benchmark
     from probes.core.selection import select_items
@@ -217,10 +218,16 @@ def prepare_files(args: argparse.Namespace, folder: Path) -> tuple[Path, float, 
     for item in items:
         for source in item.images:
             if source.ref not in files:
+                # Drawn as the runner draws what it sends: a canvas's pixels where the stimulus
+                # gives them (no picture made), else the picture.
                 started = time.process_time()
-                image = source.load()
+                picture = source.pixels() if source.pixels else source.load()
                 drawn = time.process_time()
-                part = ImagePart(image)
+                part = (
+                    ImagePart(source.load, pixels=lambda drawn_now=picture: drawn_now)
+                    if source.pixels
+                    else ImagePart(picture)
+                )
                 _, data = part.sha256, part.png_bytes
                 drawing += drawn - started
                 hashing_encoding += time.process_time() - drawn
