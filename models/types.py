@@ -128,7 +128,8 @@ class ImagePart:
 
     @property
     def sha256(self) -> str:
-        """Content hash of the normalised pixels.
+        """Content hash of what is sent: a file that goes as it is, by its own bytes (never
+        decoded for it); any other image by its normalised pixels.
 
         DESIGN.md asks for the sha256 of the normalised PNG bytes; we hash the normalised RGB
         pixels (plus the size) instead: the same identity, but independent of the zlib and
@@ -136,7 +137,14 @@ class ImagePart:
         """
         if self.content_hash:
             return self.content_hash
-        return self._memoised("sha256", lambda: _pixel_digest(self.size, self.rgb_bytes))
+
+        def digest() -> str:
+            sent = self.as_file()
+            if sent is not None:
+                return file_digest(sent.data)
+            return _pixel_digest(self.size, self.rgb_bytes)
+
+        return self._memoised("sha256", digest)
 
     def encoded_as(self, encoding: str, make: Callable[[ImagePart], bytes]) -> EncodedImage:
         """The image in `encoding` (a name that fixes the bytes, e.g. PNG_FAST), made by
@@ -201,6 +209,13 @@ def encode_png(part: ImagePart) -> bytes:
 def pixel_hash(image: Image.Image) -> str:
     rgb = to_rgb(image)
     return _pixel_digest(rgb.size, rgb.tobytes())
+
+
+def file_digest(data: bytes) -> str:
+    """The content hash of a file sent as its own bytes (distinct from any pixel digest)."""
+    digest = hashlib.sha256(b"file:")
+    digest.update(data)
+    return digest.hexdigest()
 
 
 def _drawn_rows(array: Any) -> tuple[tuple[int, int], memoryview]:

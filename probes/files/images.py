@@ -18,6 +18,7 @@ import io
 import os
 import struct
 import warnings
+import zlib
 from pathlib import Path
 from typing import NamedTuple
 
@@ -209,11 +210,16 @@ _NOT_AS_IS = {b"tRNS", b"acTL", b"eXIf", b"iCCP", b"gAMA", b"cHRM"}
 
 
 def _png_as_is(data: bytes) -> bool:
-    """8-bit truecolour (IHDR), none of `_NOT_AS_IS`, ending in IEND: read from the chunk
-    headers, skipping the pixel data."""
+    """8-bit truecolour (IHDR), none of `_NOT_AS_IS`, every chunk's checksum right, ending in
+    IEND: read from the chunks, never decoding a pixel (a file that goes as it is is known by its
+    bytes; a damaged one is decoded, and its error is that item's)."""
     position, seen = 8, set()
+    view = memoryview(data)
     while position + 8 <= len(data):
         length, kind = struct.unpack(">I4s", data[position : position + 8])
+        end = position + 8 + length
+        if end + 4 > len(data) or zlib.crc32(view[position + 4 : end]) != struct.unpack(">I", data[end : end + 4])[0]:
+            return False
         if kind == b"IHDR":
             bit_depth, colour_type = data[position + 16], data[position + 17]
             if (bit_depth, colour_type) != (8, 2):
@@ -230,7 +236,8 @@ def _jpeg_as_is(data: bytes) -> bool:
         with Image.open(io.BytesIO(data)) as image:  # the header only; no pixel is decoded
             orientation = image.getexif().get(0x0112, 1)
             colour_managed = "icc_profile" in image.info
-            return image.format == "JPEG" and image.mode == "RGB" and orientation == 1 and not colour_managed
+            whole = data.rstrip(b"\0").endswith(b"\xff\xd9")  # a file cut short is decoded (and refused)
+            return image.format == "JPEG" and image.mode == "RGB" and orientation == 1 and not colour_managed and whole
     except Exception:  # noqa: BLE001 - Pillow raises many types on odd bytes: decode as usual
         return False
 

@@ -17,7 +17,7 @@ import pytest
 from PIL import Image, ImageCms, ImageDraw
 
 import models.types
-from models.types import GenerateConfig, ImagePart, pixel_hash
+from models.types import GenerateConfig, ImagePart, file_digest, pixel_hash
 from probes.asking.prompting import assemble_prompt
 from probes.benchmarks import generated
 from probes.benchmarks.custom import UploadSet
@@ -207,8 +207,13 @@ def test_a_file_providers_take_as_it_is_goes_as_its_own_bytes(tmp_path, store, s
     assert sent == {"data:image/png", "data:image/jpeg"}
     sent_bytes = sent_images(server)
     assert (folder / "plain.png").read_bytes() in sent_bytes and (folder / "photo.jpg").read_bytes() in sent_bytes
-    # Decoded once each, for the content hash; only the one with transparency needed our PNG.
-    assert counted == {"drawn": 0, "decoded": 3, "encoded": 1}
+    # The two that go as they are are hashed from their bytes, never decoded; only the one with
+    # transparency is decoded (and sent as our PNG).
+    assert counted == {"drawn": 0, "decoded": 1, "encoded": 1}
+    hashes = {r.item_ref.image_refs[0].split(":", 1)[0]: r.item_ref.images[0] for r in first}
+    assert file_digest((folder / "plain.png").read_bytes()) in hashes.values()
+    assert file_digest((folder / "photo.jpg").read_bytes()) in hashes.values()
+    assert pixel_hash(picture("green", mode="RGBA")) in hashes.values()
 
     counted.update(decoded=0, encoded=0)
     benchmark = get_benchmark(f"custom:{folder}")  # a new run reads the folder again
@@ -255,7 +260,7 @@ def test_an_edited_file_is_read_again_and_its_new_pixels_are_sent(tmp_path, stor
     [after] = ask(benchmark, benchmark.items(), "openai/x", store)
     assert server.request_count == 2  # not answered from the cache: the picture changed
     assert after.item_ref.image_refs != before.item_ref.image_refs
-    assert after.item_ref.images == (pixel_hash(picture("blue")),) != before.item_ref.images
+    assert after.item_ref.images == (file_digest((folder / "shape.png").read_bytes()),) != before.item_ref.images
     assert Image.open(io.BytesIO(sent_images(server, 1)[0])).tobytes() == picture("blue").tobytes()
 
 
@@ -278,6 +283,20 @@ def test_a_damaged_file_is_that_items_error_reported_at_the_end(tmp_path):
     done = run_cli("run", f"custom:{folder}", "--model", "baseline/chance", "--store", str(tmp_path / "s.sqlite"))
     assert done.returncode == 1 and "1 request(s) failed" in done.stderr, done.stderr
     assert "bad.png" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_damaged_png_is_never_sent_as_it_is(tmp_path, store, server):
+    """A file is sent as its own bytes only when all its chunks check out: a damaged one is
+    decoded like any other image, and its error is that item's alone."""
+    folder = folder_of(tmp_path, {"good.png": picture("red"), "bad.png": picture("blue")})
+    data = bytearray((folder / "bad.png").read_bytes())
+    data[data.index(b"IDAT") + 8] ^= 0xFF  # a flipped byte inside the pixel data: its checksum fails
+    (folder / "bad.png").write_bytes(bytes(data))
+    benchmark = get_benchmark(f"custom:{folder}")
+    results = ask(benchmark, benchmark.items(), "openai/x", store)
+    statuses = {r.item_ref.image_refs[0]: r.status for r in results}
+    assert sorted(statuses.values(), key=str) == sorted([Status.ANSWERED, Status.ERROR], key=str)
+    assert bytes(data) not in sent_images(server) and (folder / "good.png").read_bytes() in sent_images(server)
 
 
 def test_an_upload_leaves_no_encoded_copy_beside_the_store(tmp_path, store, server):
