@@ -8,6 +8,7 @@ the edge, which anti-aliases like 4x4 supersampling at a fraction of the cost. T
 from __future__ import annotations
 
 import itertools
+from abc import ABC, abstractmethod
 
 import numpy as np
 from PIL import Image
@@ -41,14 +42,15 @@ def to_image(canvas: np.ndarray) -> Image.Image:
     return Image.fromarray(canvas, "RGB")
 
 
-class Drawn:
+class Drawn(ABC):
     """A stimulus drawn on a canvas: `draw()` gives its pixels (height x width x 3, uint8, C
     order), `render()` the picture made of them. A runner hashes and encodes the pixels
     themselves: making a Pillow picture of them and reading its bytes back was a third of a
-    first run's image work, and those two steps let go of the GIL about 60 times an image."""
+    first run's image work, and those two steps let go of the GIL dozens of times an image."""
 
+    @abstractmethod
     def draw(self) -> np.ndarray:
-        raise NotImplementedError
+        """The canvas, drawn afresh."""
 
     def render(self) -> Image.Image:
         return to_image(self.draw())
