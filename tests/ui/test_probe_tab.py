@@ -9,6 +9,7 @@ import re
 
 import pytest
 from PIL import Image, ImageDraw
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import expect
 
 from tests.conftest import shapes_image
@@ -58,14 +59,23 @@ def tick(page, condition: str) -> None:
     page.locator("#probe-conditions").get_by_label(condition, exact=True).check()
 
 
-def stage_shares(page, count: int = 1) -> list[float]:
+def stage_shares(page, count: int = 1, sizes: list[tuple[int, int]] | None = None) -> list[float]:
+    """How much of each stage picture is in view. With `sizes`, first wait until the stage shows
+    pictures of those sizes (a new upload replaces the pictures a moment after its text)."""
     shares = []
     for slot in range(count):
         box = page.locator(f"#probe-image-{slot}")
         box.scroll_into_view_if_needed()  # a picture below the fold loads when it comes into view
         image = box.locator("img").first
         expect(image).to_be_visible()
+        if sizes:
+            expect(image).to_have_js_property("naturalWidth", sizes[slot][0])
+            expect(image).to_have_js_property("naturalHeight", sizes[slot][1])
         expect(image).to_have_js_property("complete", True)
+        try:  # the layout settles a moment after the picture loads: wait for it, then measure
+            page.wait_for_function(f"(img) => ({VISIBLE_SHARE})(img) >= 0.98", arg=image.element_handle())
+        except PlaywrightTimeout:
+            pass  # measured below, and the caller's assertion says by how much it fell short
         shares.append(image.evaluate(VISIBLE_SHARE))
     expect(page.locator(f"#probe-image-{count}")).to_be_hidden()  # and no more slots than images
     return shares
@@ -115,9 +125,10 @@ def test_a_first_visit_shows_a_whole_item_examples_and_answers_at_once(serve, br
         screenshot(page, tmp_path, f"probe-first-visit-{'phone' if viewport else 'desktop'}")
         for shape in ((300, 1200), (1600, 300)):  # a tall and a wide upload
             upload(page, tmp_path, [picture(*shape)], "Is there a red disc?")
-            assert all(share >= 0.98 for share in stage_shares(page)), shape
-        upload(page, tmp_path, [picture(500, 400 + 150 * i) for i in range(4)], "Which picture is tallest?")
-        shares = stage_shares(page, 4)
+            assert all(share >= 0.98 for share in stage_shares(page, sizes=[shape])), shape
+        four = [(500, 400 + 150 * i) for i in range(4)]
+        upload(page, tmp_path, [picture(*shape) for shape in four], "Which picture is tallest?")
+        shares = stage_shares(page, 4, sizes=four)
         assert all(share >= 0.98 for share in shares), shares
         screenshot(page, tmp_path, f"probe-four-images-{'phone' if viewport else 'desktop'}")
         # An example fills the stage in one click.
