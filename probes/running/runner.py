@@ -8,10 +8,11 @@ worker builds the prompt (an image seen for the first time is drawn or decoded a
 there, once per store), asks the model, parses, grades and commits the result at once, so a
 killed run loses only the requests in flight.
 
-Images: the store remembers each image reference's content hash, and the image cache beside it
-(`image_cache`) keeps each image's encoded bytes by that hash, so a run for a second, third,
-tenth model neither draws, decodes nor encodes anything: it reads bytes and sends them. A file
-that providers take as it is (an upright 8-bit RGB PNG or JPEG) is sent as its own bytes.
+Images (`image_parts`): the store remembers each image reference's content hash, and the image
+cache beside it (`image_cache`) keeps each image's encoded bytes by that hash, so a run for a
+second, third, tenth model neither draws, decodes nor encodes anything: it reads bytes and sends
+them. A file that providers take as it is (an upright 8-bit RGB PNG or JPEG) is sent as its own
+bytes.
 
 The runner owns progress (`Progress`, shared by consecutive runs that make one evaluation) and
 stopping (`Stop`, both in `control`): a stopped run sends nothing new, lets the requests in flight finish for a
@@ -21,35 +22,30 @@ grace period and abandons the rest, and has saved every reply it got.
 from __future__ import annotations
 
 import asyncio
-import functools
 import hashlib
 import json
 import os
-import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
 
 from models.base import Backend, redact
-from models.types import PNG_FAST, BackendError, GenerateConfig, ImagePart, Output
+from models.types import PNG_FAST, BackendError, GenerateConfig, Output
 from probes.asking import perturb
 from probes.asking.prompting import Prompt, assemble_prompt
 from probes.baselines.base import ask
 from probes.core.benchmark import Benchmark
 from probes.core.errors import ProbeError, RunError
-from probes.core.types import Condition, ImageSource, Item, ItemRef, Mode, Origin, Result
-from probes.files.images import file_as_sent
+from probes.core.types import Condition, Item, ItemRef, Mode, Origin, Result
 from probes.reading.grading import error_result, grade_reply
 from probes.running.control import Progress, Stop, until_done_or_stopped
 from probes.running.group_commit import GroupCommit
 from probes.running.image_cache import ImageCache
+from probes.running.image_parts import ImageParts
 from probes.running.store import Store
 
 FIRST_CHUNK_MAX = 16  # items the feeder looks up before the first requests can go out
 CHUNK = 64  # items per look-up (and per transaction of cache hits) after that
-LARGE_PIXELS = 4_000_000  # a picture this large is encoded as soon as it is first hashed (see _first_sight)
 
 
 @dataclass
@@ -117,23 +113,8 @@ class Runner:
             images if images is not None else ImageCache.beside(store.path, store.image_cache_bytes) if keep else None
         )
         self._commits = GroupCommit(store)
-        # An image seen for the first time is encoded at once (and its pixels let go) when every
-        # model sends our PNG; baselines and local models read pixels, so theirs stay until asked.
-        self._encode_first_sightings = all(b.image_encoding == PNG_FAST for b in plan.models)
-        self._example_parts: dict[str, list[ImagePart]] = {}
-        self._example_lock = threading.Lock()
-        # Image reference -> content hash (None: the store does not know it), as this run learns
-        # them; the feeder asks the store for a chunk's references at once.
-        self._hashes: dict[str, str | None] = {}
-        self._first_sightings: dict[str, threading.Lock] = {}
-        self._sighted: dict[str, ImagePart] = {}  # drawn or decoded, until the item that did it is prepared
-        self._local = threading.local()
-        # Drawing, decoding, hashing and encoding images: on a pool of one thread per core. More
-        # threads at it than cores only fight over the GIL (and starve the event loop sending
-        # requests), and every thread that allocates image-sized buffers keeps a malloc arena
-        # of its own: 16 of them held about 45 MB more at 1155 px.
-        self._image_threads: ThreadPoolExecutor | None = None
-        self._hash_lock = threading.Lock()
+        send_encoded = all(b.image_encoding == PNG_FAST for b in plan.models)  # see ImageParts
+        self.parts = ImageParts(store, self.images, self._commits, send_encoded)
         self._executor: ThreadPoolExecutor | None = None
 
     async def run(
@@ -187,7 +168,11 @@ class Runner:
         # Our own pool, sized to the workers: thread hops must not queue behind each other
         # (nor behind the event loop's default pool, which backends use for encoding).
         self._executor = ThreadPoolExecutor(max_workers=min(32, max(2, total_width)), thread_name_prefix="probe-runner")
-        self._image_threads = ThreadPoolExecutor(max_workers=os.cpu_count() or 1, thread_name_prefix="probe-images")
+        # Drawing, decoding, hashing and encoding images: on a pool of one thread per core. More
+        # threads at it than cores only fight over the GIL (and starve the event loop sending
+        # requests), and every thread that allocates image-sized buffers keeps a malloc arena
+        # of its own: 16 of them held about 45 MB more at 1155 px.
+        self.parts.threads = ThreadPoolExecutor(max_workers=os.cpu_count() or 1, thread_name_prefix="probe-images")
         for backend in plan.models:
             backend.hold()
         tasks: list[asyncio.Task] = []
@@ -216,7 +201,8 @@ class Runner:
             # Work already in a thread (a reply being graded and saved) finishes; queued work is
             # dropped. Waiting here means a stopped run has saved every reply it received.
             await asyncio.to_thread(self._executor.shutdown, True, cancel_futures=True)
-            await asyncio.to_thread(self._image_threads.shutdown, True, cancel_futures=True)
+            await asyncio.to_thread(self.parts.threads.shutdown, True, cancel_futures=True)
+            self.parts.threads = None
             await asyncio.to_thread(self._commits.save, [])  # image hashes learned since the last result
             for backend in plan.models:
                 await backend.release()
@@ -291,11 +277,11 @@ class Runner:
         workers are to ask: the prompt of an item that missed the cache, or the item itself when
         one of its images is new (drawn or decoded in a worker, not here)."""
         queries = [(original, perturb.apply(original, self.plan.perturbation).images) for original in items]
-        self._resolve_hashes([source.ref for _, sources in queries for source in sources])
+        self.parts.resolve([source.ref for _, sources in queries for source in sources])
         built: list[_Prepared] = []
         jobs: list[Item | _Prepared] = []
         for original, sources in queries:
-            if any(self._known_hash(source.ref) is None for source in sources):
+            if any(self.parts.known(source.ref) is None for source in sources):
                 jobs.append(original)
                 continue
             try:
@@ -313,18 +299,13 @@ class Runner:
         return answered, jobs
 
     def _prepare(self, backend: Backend, original: Item, save: bool = True, look_up: bool = True) -> _Prepared:
-        self._local.sighted = []
-        try:
+        with self.parts.preparing():
             return self._build(backend, original, save, look_up)
-        finally:
-            with self._hash_lock:  # encoded (or answered from the cache): later items use the hash
-                for ref in self._local.sighted:
-                    self._sighted.pop(ref, None)
 
     def _build(self, backend: Backend, original: Item, save: bool, look_up: bool) -> _Prepared:
         plan = self.plan
         item, prompt = assemble_prompt(
-            plan.benchmark, original, plan.mode, plan.perturbation, self._parts, self._parts_of_example
+            plan.benchmark, original, plan.mode, plan.perturbation, self.parts.of, self.parts.of_example
         )
         key = cache_key(backend, plan.config, prompt, item.possible_answers())
         ref = ItemRef.of(item, plan.origin, tuple(p.sha256 for p in prompt.messages[-1].images))
@@ -333,109 +314,9 @@ class Runner:
         cached = self.store.cached(key) if look_up and plan.config.temperature == 0 else None
         if cached is not None:
             prepared.result = self._finish(backend, prepared, cached, False, save)
-        elif look_up and self._encode_first_sightings:
-            # To be sent: images drawn or decoded just now are encoded now, from the pixels
-            # just hashed, and let their pixels go (the image cache keeps the bytes).
-            for part in (part for message in prompt.messages for part in message.images):
-                if part.content_hash is not None:
-                    continue
-                if part.as_file() is None:
-                    self._on_image_thread(part.png)
-                else:
-                    part.let_go()  # the file goes as it is: its pixels were needed only for the hash
+        elif look_up and self.parts.send_encoded:
+            self.parts.encode_new(prompt)  # to be sent
         return prepared
-
-    def _parts(self, which: Item) -> list[ImagePart]:
-        return [self._part(source) for source in which.images]
-
-    def _part(self, source: ImageSource) -> ImagePart:
-        """An image for a prompt. Known by hash (to the store or this run): nothing is loaded, and
-        the bytes come from the image cache (or the file itself). Seen for the first time: drawn
-        or decoded and hashed now, once (other items showing it wait for that), its hash saved
-        with the next result; `_prepare` encodes it if the request is to be sent."""
-        original = functools.partial(file_as_sent, Path(source.path), source.ref) if source.path else None
-
-        # Drawn pixels are hashed and encoded as they are when the image is to be sent encoded;
-        # a model that reads pixels gets the picture, drawn once.
-        pixels = source.pixels if self._encode_first_sightings else None
-
-        def part(content_hash: str | None) -> ImagePart:
-            return ImagePart(
-                source.load, content_hash=content_hash, encodings=self.images, original=original, pixels=pixels
-            )
-
-        ready = self._ready_part(source.ref, part)
-        if ready is not None:
-            return ready
-        with self._hash_lock:
-            sighting = self._first_sightings.setdefault(source.ref, threading.Lock())
-        with sighting:
-            ready = self._ready_part(source.ref, part)  # another item's worker may have just made it
-            if ready is not None:
-                return ready
-            fresh = part(None)
-            content_hash = self._on_image_thread(lambda: self._first_sight(fresh))
-            with self._hash_lock:
-                self._hashes[source.ref] = content_hash
-                self._sighted[source.ref] = fresh
-            self._local.sighted.append(source.ref)
-            self._commits.remember({source.ref: content_hash})
-            return fresh
-
-    def _ready_part(self, ref: str, part: Callable[[str | None], ImagePart]) -> ImagePart | None:
-        """The part for `ref` without drawing anything, or None: one drawn a moment ago for
-        another item and not yet encoded (shared, with its pixels and its one encoding), or one
-        whose content hash is known."""
-        with self._hash_lock:
-            shared = self._sighted.get(ref)
-        if shared is not None:
-            return shared
-        known = self._known_hash(ref)
-        return part(known) if known is not None else None
-
-    def _first_sight(self, part: ImagePart) -> str:
-        """Draw or decode an image seen for the first time and hash it. A file that goes as it
-        is lets its pixels go at once; so does a large picture, encoded now (four 16 MP uploads
-        turned upside down held four decoded copies, and their bytes, at a time). A small one
-        keeps its pixels until `_build` knows whether the request is to be sent at all."""
-        content_hash = part.sha256
-        if self._encode_first_sightings:
-            if part.as_file() is not None:
-                part.let_go()
-            elif part.size[0] * part.size[1] >= LARGE_PIXELS:
-                part.png()  # kept by the part and the image cache; the pixels go
-        return content_hash
-
-    def _on_image_thread(self, work: Callable[[], Any]) -> Any:
-        if self._image_threads is None:  # outside `run`
-            return work()
-        return self._image_threads.submit(work).result()
-
-    def _resolve_hashes(self, refs: Sequence[str]) -> None:
-        """Ask the store, at once, for the hashes of the references this run has not met yet."""
-        with self._hash_lock:
-            unseen = [ref for ref in dict.fromkeys(refs) if ref not in self._hashes]
-        if unseen:
-            found = self.store.image_hashes(unseen)
-            with self._hash_lock:
-                for ref in unseen:
-                    self._hashes.setdefault(ref, found.get(ref))
-
-    def _known_hash(self, ref: str) -> str | None:
-        with self._hash_lock:
-            if ref in self._hashes:
-                return self._hashes[ref]
-        self._resolve_hashes([ref])
-        with self._hash_lock:
-            return self._hashes[ref]
-
-    def _parts_of_example(self, example: Item) -> list[ImagePart]:
-        """Examples recur across items: their parts (and so their encoded bytes) once per run."""
-        with self._example_lock:
-            parts = self._example_parts.get(example.id)
-            if parts is None:
-                parts = self._example_parts[example.id] = self._parts(example)
-            return parts
 
 
 async def run(
