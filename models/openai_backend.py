@@ -103,9 +103,9 @@ class OpenAIBackend(Backend):
         try:
             # The SDK's documented `post`, not `chat.completions.create`: `create` walks the
             # whole request against its TypedDicts first (renaming aliased keys, which a chat
-            # request has none of), about 0.45 ms a request, a quarter of a plain loop's own CPU
-            # against a server answering in 10 ms. The reply is parsed, retried and timed out
-            # by the SDK exactly as `create` does.
+            # request has none of), about 0.45 ms a request: 0.18 s of the 1.4 s of CPU a plain
+            # loop spends on 400 requests to a server answering in 10 ms. The reply is parsed,
+            # retried and timed out by the SDK exactly as `create` does.
             response = await client.post(
                 "/chat/completions",
                 body=request,

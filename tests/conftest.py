@@ -54,6 +54,11 @@ def run_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 120)
     )
 
 
+def run_python(code: str) -> str:
+    """Run `code` in a fresh interpreter (nothing imported yet) from the repository; its stdout."""
+    return subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True).stdout
+
+
 def make_folder(root: Path, records: list[dict], images: dict[str, Image.Image] | None = None) -> Path:
     """A custom benchmark folder: items.jsonl plus images."""
     root.mkdir(parents=True, exist_ok=True)

@@ -5,10 +5,10 @@ imported."""
 from __future__ import annotations
 
 import ast
-import subprocess
-import sys
 from collections.abc import Iterable
 from pathlib import Path
+
+from tests.conftest import run_python
 
 REPO = Path(__file__).resolve().parent.parent
 PACKAGES = ("app", "ui", "probes", "models")
@@ -141,5 +141,5 @@ def test_listing_benchmarks_and_models_does_not_load_torch_or_sdks():
         "    main(['list']); main(['models'])\n"
         "print(sorted(m for m in ('torch', 'transformers', 'openai', 'anthropic', 'gradio') if m in sys.modules))\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
-    assert done.stdout.strip() == "[]", done.stdout
+    out = run_python(code)
+    assert out.strip() == "[]", out

@@ -66,7 +66,7 @@ def _load_for(benchmark_id: str) -> None:
     `custom:PATH` in probes/benchmarks/custom.py), else every module. A run of one family then
     does not import the others first (about 90 ms, 4% of a run against a server answering in
     10 ms); an id registered elsewhere is still found, by loading everything."""
-    if _loaded or benchmark_id in FACTORIES or any(benchmark_id.startswith(p) for p in PREFIXES):
+    if _loaded or _registered(benchmark_id):
         return
     head = benchmark_id.split(":", 1)[0]
     if _MODULE_SHAPED.fullmatch(head):
@@ -77,9 +77,13 @@ def _load_for(benchmark_id: str) -> None:
             found = False
         if found:
             importlib.import_module(name)
-            if benchmark_id in FACTORIES or any(benchmark_id.startswith(p) for p in PREFIXES):
+            if _registered(benchmark_id):
                 return
     _load_all()
+
+
+def _registered(benchmark_id: str) -> bool:
+    return benchmark_id in FACTORIES or any(benchmark_id.startswith(prefix) for prefix in PREFIXES)
 
 
 def benchmark_ids() -> list[str]:

@@ -108,13 +108,11 @@ class Runner:
         self.store = store
         # A benchmark of visitors' uploads keeps no encoded image beside the store: uploads are
         # deleted after an hour, and their bytes must not outlive them there.
-        keep = plan.benchmark.cache_images
-        self.images = (
-            images if images is not None else ImageCache.beside(store.path, store.image_cache_bytes) if keep else None
-        )
+        if images is None and plan.benchmark.cache_images:
+            images = ImageCache.beside(store.path, store.image_cache_bytes)
         self._commits = GroupCommit(store)
         send_encoded = all(b.image_encoding == PNG_FAST for b in plan.models)  # see ImageParts
-        self.parts = ImageParts(store, self.images, self._commits, send_encoded)
+        self.parts = ImageParts(store, images, self._commits, send_encoded)
         self._executor: ThreadPoolExecutor | None = None
 
     async def run(

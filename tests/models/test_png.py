@@ -1,6 +1,4 @@
 import io
-import subprocess
-import sys
 import zlib
 
 import numpy as np
@@ -9,7 +7,7 @@ from PIL import Image
 
 from models.png import FAST_ENCODING, encode_rgb_png
 from models.types import ImagePart
-from tests.conftest import REPO
+from tests.conftest import run_python
 
 
 @pytest.mark.parametrize("size", [(1, 1), (3, 7), (640, 480)])
@@ -45,8 +43,7 @@ def test_without_zlib_ng_the_standard_zlib_encodes_under_its_own_name():
         "decoded = Image.open(io.BytesIO(encode_rgb_png(image)))\n"
         "print(FAST_ENCODING, decoded.getpixel((29, 19)) == (10, 200, 30))"
     )
-    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
-    assert done.stdout.split() == ["png1", "True"]
+    assert run_python(code).split() == ["png1", "True"]
     assert FAST_ENCODING == "png-ng2"  # installed here, from requirements.txt
 
 

@@ -4,20 +4,16 @@ and every id (whichever module registers it) is still found, in a fresh process 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 from PIL import Image
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.conftest import run_python
 
 
 def fresh(code: str) -> dict:
     """Run `code` in a new interpreter (nothing imported yet); it prints one JSON line."""
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return json.loads(run_python(code).strip().splitlines()[-1])
 
 
 LOADED = "sorted(m for m in sys.modules if m.startswith('probes.benchmarks.'))"

@@ -1,8 +1,5 @@
 import itertools
 import random
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -25,8 +22,8 @@ from probes.analysis.paired import (
 )
 from probes.core.errors import ProbeError
 from probes.core.types import Result, Status
+from tests.conftest import run_python
 
-REPO = Path(__file__).resolve().parents[3]
 FIELDS = ["benchmark", "a", "b", "n_shared", "a_only", "b_only", "diff", "diff_low", "diff_high", "p_value", "p_holm"]
 
 
@@ -246,5 +243,4 @@ def test_all_pairs_lists_each_pair_once():
 
 def test_the_statistics_need_no_scipy_at_run_time():
     code = "import sys, probes.analysis.paired, probes.analysis.consistency; print('scipy' in sys.modules)"
-    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
-    assert done.stdout.strip() == "False"
+    assert run_python(code).strip() == "False"

@@ -8,9 +8,6 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,8 +16,8 @@ import statsmodels.api as sm
 from probes.analysis.logistic import WIDTH_PER_SLOPE, fit_levels
 from probes.analysis.psychometric import FIT_COLUMNS, MAGNITUDE_COLUMNS, fit_rows, magnitude_rows, polarity
 from probes.core.types import ItemRef, Result, Status
+from tests.conftest import run_python
 
-REPO = Path(__file__).resolve().parents[3]
 TRIALS = 20
 # (pse, slope) of simulated observers: PSEs as the brief lists them, slopes 0.02 to 0.1.
 OBSERVERS = [(-0.1, 0.03), (0.0, 0.1), (0.08, 0.05), (0.2, 0.02)]
@@ -275,5 +272,4 @@ def test_fit_rows_group_like_the_scoreboard_and_take_x_from_params():
 
 def test_the_analysis_loads_neither_scipy_nor_statsmodels():
     code = "import sys, probes.analysis.psychometric; print(sorted({'scipy', 'statsmodels'} & set(sys.modules)))"
-    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
+    assert run_python(code).strip() == "[]"
