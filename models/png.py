@@ -17,8 +17,8 @@ from PIL import Image
 
 try:
     # zlib-ng writes the same deflate format as zlib, any PNG reader takes it. On our stimuli its
-    # level 2 is about 5x faster than zlib's level 1, and its files are smaller (bench/wire.py:
-    # 535 KB against 913 KB for 60 two-circle images): what every image costs on a first run.
+    # level 2 is 4-6x faster than zlib's level 1, and its files are a quarter to 40% smaller
+    # (python -m bench.deflate): what every image costs on a first run.
     from zlib_ng import zlib_ng as _fast_deflate
 
     FAST_ENCODING, _FAST_LEVEL = "png-ng2", 2
