@@ -15,7 +15,8 @@ alternates pair by pair), each variant in its own process, timed from its start 
   code (an exported commit), interleaved with the rest.
 
 It prints each variant's median wall time and its ratio to the plain loop, time to the first
-request and after the last reply, CPU seconds and peak RSS (the child's own VmHWM); the
+request and after the last reply, CPU seconds and peak RSS (the variant's own VmHWM; for our
+runner, with its drawing child's CPU and peak RSS added: probes/running/drawing_process.py); the
 image-drawing floor (every distinct image drawn once, serially, CPU seconds) and the image floor
 (drawn, hashed and encoded). Then, at 10 ms, one pair per canvas size (384, 769, 1155 px) for
 peak RSS.
@@ -97,6 +98,30 @@ def child_plain(args: argparse.Namespace) -> dict:
     return marks
 
 
+def _vm_hwm_mb(pid: int | str = "self") -> float:
+    """A process's own peak RSS (os.wait4's ru_maxrss would count the parent's memory at fork
+    time too: Linux carries it across exec)."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(status.split("VmHWM:")[1].split()[0]) / 1024
+
+
+def _watch_drawing_child(marks: dict) -> None:
+    """Record the drawing child's peak RSS (probes/running/drawing_process.py) as it is closed."""
+    try:
+        from probes.running.drawing_process import DrawingProcess
+    except ImportError:  # a checkout from before it (--before)
+        return
+
+    close = DrawingProcess.close
+
+    async def watched(self):
+        if self._process is not None and self._process.returncode is None:
+            marks["drawing_rss_mb"] = _vm_hwm_mb(self._process.pid)
+        await close(self)
+
+    DrawingProcess.close = watched
+
+
 def child_runner(args: argparse.Namespace) -> dict:
     from models.types import GenerateConfig
     from probes.core.registry import get_benchmark
@@ -107,6 +132,7 @@ def child_runner(args: argparse.Namespace) -> dict:
     from probes.running.store import Store
 
     marks = _watch_sends()
+    _watch_drawing_child(marks)
     os.environ["OPENAI_BASE_URL"] = args.base_url
     os.environ["OPENAI_API_KEY"] = "bench"
     if args.folder:  # the same PNG files as a custom folder
@@ -148,12 +174,11 @@ def child_main(args: argparse.Namespace) -> None:
     else:
         marks |= work(args)
     marks["end"] = time.time()
-    # The child's own high-water mark (os.wait4's ru_maxrss would count the parent's memory at
-    # fork time too: Linux carries it across exec).
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    marks["cpu"] = usage.ru_utime + usage.ru_stime
-    status = Path("/proc/self/status").read_text()
-    marks["rss_mb"] = int(status.split("VmHWM:")[1].split()[0]) / 1024
+    # CPU of the variant and of its drawing child (waited for when the run closed it).
+    usage, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    marks["cpu"] = usage.ru_utime + usage.ru_stime + children.ru_utime + children.ru_stime
+    # The variant's own peak, plus its drawing child's: an upper bound of the two together.
+    marks["rss_mb"] = _vm_hwm_mb() + marks.get("drawing_rss_mb", 0)
     print("MARKS " + json.dumps(marks), flush=True)
 
 

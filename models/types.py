@@ -121,7 +121,7 @@ class ImagePart:
     def _rows(self) -> tuple[tuple[int, int], bytes | memoryview]:
         def make() -> tuple[tuple[int, int], bytes | memoryview]:
             if self.pixels is not None and "rgb" not in self._memo:
-                return _drawn_rows(self.pixels())
+                return drawn_rows(self.pixels())
             return self.rgb.size, self.rgb.tobytes()
 
         return self._memoised("rows", make)
@@ -142,7 +142,7 @@ class ImagePart:
             sent = self.as_file()
             if sent is not None:
                 return file_digest(sent.data)
-            return _pixel_digest(self.size, self.rgb_bytes)
+            return pixel_digest(self.size, self.rgb_bytes)
 
         return self._memoised("sha256", digest)
 
@@ -208,7 +208,7 @@ def encode_png(part: ImagePart) -> bytes:
 
 def pixel_hash(image: Image.Image) -> str:
     rgb = to_rgb(image)
-    return _pixel_digest(rgb.size, rgb.tobytes())
+    return pixel_digest(rgb.size, rgb.tobytes())
 
 
 def file_digest(data: bytes) -> str:
@@ -218,7 +218,7 @@ def file_digest(data: bytes) -> str:
     return digest.hexdigest()
 
 
-def _drawn_rows(array: Any) -> tuple[tuple[int, int], memoryview]:
+def drawn_rows(array: Any) -> tuple[tuple[int, int], memoryview]:
     """(width, height) and the rows of drawn pixels, without a copy."""
     view = memoryview(array)
     if view.ndim != 3 or view.shape[2] != 3 or view.format != "B" or not view.c_contiguous:
@@ -227,7 +227,7 @@ def _drawn_rows(array: Any) -> tuple[tuple[int, int], memoryview]:
     return (width, height), view.cast("B")
 
 
-def _pixel_digest(size: tuple[int, int], pixels: bytes | memoryview) -> str:
+def pixel_digest(size: tuple[int, int], pixels: bytes | memoryview) -> str:
     digest = hashlib.sha256(f"{size[0]}x{size[1]}:".encode())
     digest.update(pixels)
     return digest.hexdigest()

@@ -22,6 +22,7 @@ from models.types import ImagePart
 from probes.asking.prompting import Prompt
 from probes.core.types import ImageSource, Item
 from probes.files.images import file_as_sent
+from probes.running.drawing_process import DrawingProcess
 from probes.running.group_commit import GroupCommit
 from probes.running.image_cache import ImageCache
 from probes.running.store import Store
@@ -115,6 +116,22 @@ class ImageParts:
             self._local.sighted.append(source.ref)
             self._commits.remember({source.ref: content_hash})
             return fresh
+
+    async def draw_elsewhere(self, sources: Sequence[ImageSource], drawing: DrawingProcess) -> None:
+        """Have `drawing` draw, hash and cache the canvas images among `sources` that this run
+        has not met: each becomes known by its hash, as if the store had known it. Those the
+        child cannot take stay unknown, for `part` to draw here."""
+        for source in sources:
+            if source.pixels is None or not self.send_encoded:
+                continue
+            with self._lock:
+                if source.ref not in self._hashes or self._hashes[source.ref] is not None:
+                    continue  # known, or not yet looked up in the store (the feeder does that)
+            content_hash = await drawing.hash_of(source.ref, source.pixels)
+            if content_hash is not None:
+                with self._lock:
+                    self._hashes[source.ref] = content_hash
+                self._commits.remember({source.ref: content_hash})
 
     def resolve(self, refs: Sequence[str]) -> None:
         """Ask the store, at once, for the hashes of the references this run has not met yet."""

@@ -12,7 +12,8 @@ Images (`image_parts`): the store remembers each image reference's content hash,
 cache beside it (`image_cache`) keeps each image's encoded bytes by that hash, so a run for a
 second, third, tenth model neither draws, decodes nor encodes anything: it reads bytes and sends
 them. A file that providers take as it is (an upright 8-bit RGB PNG or JPEG) is sent as its own
-bytes.
+bytes. A long run draws its new canvas stimuli in a child process (`drawing_process`), out of
+the way of the event loop's GIL; the runner's threads draw whatever the child cannot.
 
 The runner owns progress (`Progress`, shared by consecutive runs that make one evaluation) and
 stopping (`Stop`, both in `control`): a stopped run sends nothing new, lets the requests in flight finish for a
@@ -39,6 +40,7 @@ from probes.core.errors import ProbeError, RunError
 from probes.core.types import Condition, Item, ItemRef, Mode, Origin, Result
 from probes.reading.grading import error_result, grade_reply
 from probes.running.control import Progress, Stop, until_done_or_stopped
+from probes.running.drawing_process import DrawingProcess
 from probes.running.group_commit import GroupCommit
 from probes.running.image_cache import ImageCache
 from probes.running.image_parts import ImageParts
@@ -46,6 +48,10 @@ from probes.running.store import Store
 
 FIRST_CHUNK_MAX = 16  # items the feeder looks up before the first requests can go out
 CHUNK = 64  # items per look-up (and per transaction of cache hits) after that
+# A run of this many items or more draws its canvas images in a child process (see
+# `drawing_process`): starting one costs about a quarter of a second of a core, which a few
+# dozen images repay. PROBE_DRAWING_PROCESS=0 keeps all drawing in the runner's threads.
+DRAWING_PROCESS_MIN_ITEMS = 64
 
 
 @dataclass
@@ -114,6 +120,20 @@ class Runner:
         send_encoded = all(b.image_encoding == PNG_FAST for b in plan.models)  # see ImageParts
         self.parts = ImageParts(store, images, self._commits, send_encoded)
         self._executor: ThreadPoolExecutor | None = None
+        self.drawing = DrawingProcess(images) if images is not None and self._draws_elsewhere() else None
+
+    def _draws_elsewhere(self) -> bool:
+        """Whether this run's canvas images are worth a child process (see DRAWING_PROCESS_MIN_ITEMS)."""
+        plan = self.plan
+        if not self.parts.send_encoded or len(plan.items) < DRAWING_PROCESS_MIN_ITEMS:
+            return False
+        if os.environ.get("PROBE_DRAWING_PROCESS", "1").strip() == "0":
+            return False
+        try:
+            first = perturb.apply(plan.items[0], plan.perturbation)
+        except ProbeError:
+            return False  # preflight says why
+        return any(source.pixels is not None for source in first.images)
 
     async def run(
         self,
@@ -173,6 +193,8 @@ class Runner:
         self.parts.threads = ThreadPoolExecutor(max_workers=os.cpu_count() or 1, thread_name_prefix="probe-images")
         for backend in plan.models:
             backend.hold()
+        if self.drawing is not None:
+            await self.drawing.start()
         tasks: list[asyncio.Task] = []
         queues: list[asyncio.Queue] = []
 
@@ -201,6 +223,8 @@ class Runner:
             await asyncio.to_thread(self._executor.shutdown, True, cancel_futures=True)
             await asyncio.to_thread(self.parts.threads.shutdown, True, cancel_futures=True)
             self.parts.threads = None
+            if self.drawing is not None:
+                await self.drawing.close()
             await asyncio.to_thread(self._commits.save, [])  # image hashes learned since the last result
             for backend in plan.models:
                 await backend.release()
@@ -216,6 +240,8 @@ class Runner:
             prepared = job
         else:
             try:
+                if self.drawing is not None:  # new canvas images drawn in the child, if it can
+                    await self.parts.draw_elsewhere(perturb.apply(job, plan.perturbation).images, self.drawing)
                 # One trip to a worker thread: build the prompt (images seen for the first time
                 # are drawn or decoded and hashed there), look it up, and on a hit grade and
                 # save it, so a cached re-run never waits twice.

@@ -1,0 +1,194 @@
+"""Canvas stimuli drawn, hashed and PNG-encoded in a child process, into the image cache.
+
+Against a server that answers in milliseconds, a first run's image work (drawing, the pixel
+hash, deflate) competes with the event loop for the GIL: every numpy call lets go of it and
+waits up to the switch interval to get it back while the loop runs the SDK's Python, so on two
+cores the image threads managed a quarter of their speed alone (`python -m bench.wire`). In a
+child process the same work has an interpreter of its own, and the parent only learns each
+image's hash: the child writes the encoded bytes into the image cache (the same file a later
+run reads), and the parent builds the prompt as for an image known before.
+
+Only what the child can redo exactly is sent there: a `Drawn` stimulus's `draw` (a dataclass
+and its method, pickled by reference). Nothing is lost if the child cannot help: until it is
+ready, for anything it cannot take, and after it fails, `hash_of` answers None and the runner
+draws in its own threads as before. The hashes and bytes are the same either way (tested).
+
+Protocol over the child's stdin and stdout: length-prefixed pickles; the child says
+("ready",) once its imports are done, then answers each (job, draw) with (job, hash) or
+(job, None) when drawing failed (the runner then meets the error itself, in the item).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import os
+import pickle
+import struct
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from probes.running.image_cache import ImageCache
+
+_HEADER = struct.Struct(">I")
+_READY = ("ready",)
+_CLOSE_GRACE_SECONDS = 5.0  # a child still drawing when the run ends gets this long to finish
+
+
+class DrawingProcess:
+    """One child drawing into `cache`, for the length of one run (see the module's docstring).
+    Used from the run's event loop: `start`, then `hash_of` per image, then `close`."""
+
+    def __init__(self, cache: ImageCache):
+        self.cache = cache
+        self.drawn = 0  # images the child has hashed and cached for this run
+        self._process: asyncio.subprocess.Process | None = None
+        self._reader: asyncio.Task | None = None
+        self._ready = asyncio.Event()
+        self._broken = False
+        self._jobs = itertools.count()
+        self._waiting: dict[int, asyncio.Future] = {}
+        self._by_ref: dict[str, asyncio.Future] = {}
+
+    async def start(self) -> None:
+        """Start the child (not waiting for its imports: images asked for meanwhile are drawn
+        by the runner). A child that cannot start leaves the runner drawing as before. Once
+        started, starting again does nothing."""
+        if self._process is not None or self._broken:
+            return
+        environment = {**os.environ, "PYTHONPATH": os.pathsep.join(path for path in sys.path if path)}
+        command = [sys.executable, "-m", __name__, str(self.cache.root), str(self.cache.max_bytes)]
+        try:
+            self._process = await asyncio.create_subprocess_exec(
+                *command,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.DEVNULL,
+                env=environment,
+            )
+        except (OSError, ValueError, NotImplementedError):  # no executable, no subprocesses here
+            self._broken = True
+            return
+        self._reader = asyncio.create_task(self._read())
+
+    async def hash_of(self, ref: str, draw: Callable[[], Any]) -> str | None:
+        """The content hash of the image `draw` makes, once the child has drawn it and cached
+        its PNG; None when the runner must draw it (the child not ready, unable, or failed)."""
+        if not self._ready.is_set() or self._broken or self._process is None or self._process.stdin is None:
+            return None
+        pending = self._by_ref.get(ref)
+        if pending is None:
+            try:
+                job = next(self._jobs)
+                message = pickle.dumps((job, draw))
+            except Exception:  # noqa: BLE001 - not picklable: the runner draws it
+                return None
+            pending = self._by_ref[ref] = self._waiting[job] = asyncio.get_running_loop().create_future()
+            try:
+                self._process.stdin.write(_HEADER.pack(len(message)) + message)
+            except (BrokenPipeError, ConnectionResetError, RuntimeError):
+                self._fail_all()
+        try:
+            return await asyncio.shield(pending)  # items showing the same image share one drawing
+        finally:
+            if pending.done():
+                self._by_ref.pop(ref, None)  # known by hash from now on (or drawn by the runner)
+
+    async def wait_ready(self) -> bool:
+        """Wait until the child takes images (True) or cannot (False)."""
+        if self._reader is None:
+            return False
+        ready = asyncio.ensure_future(self._ready.wait())
+        await asyncio.wait([ready, self._reader], return_when=asyncio.FIRST_COMPLETED)
+        ready.cancel()
+        return self._ready.is_set() and not self._broken
+
+    async def close(self) -> None:
+        """End the child: it finishes the image in hand and exits; killed if it does not."""
+        process, self._process = self._process, None
+        self._fail_all()
+        if process is None:
+            return
+        if process.stdin is not None:
+            with contextlib.suppress(OSError, RuntimeError):
+                process.stdin.close()
+        try:
+            await asyncio.wait_for(process.wait(), _CLOSE_GRACE_SECONDS)
+        except TimeoutError:
+            with contextlib.suppress(ProcessLookupError):
+                process.kill()
+            await process.wait()
+        finally:
+            if self._reader is not None:
+                self._reader.cancel()
+                await asyncio.gather(self._reader, return_exceptions=True)
+
+    async def _read(self) -> None:
+        assert self._process is not None and self._process.stdout is not None
+        stdout = self._process.stdout
+        try:
+            while True:
+                header = await stdout.readexactly(_HEADER.size)
+                message = pickle.loads(await stdout.readexactly(_HEADER.unpack(header)[0]))
+                if message == _READY:
+                    self._ready.set()
+                    continue
+                job, content_hash = message
+                waiter = self._waiting.pop(job, None)
+                if waiter is not None and not waiter.done():
+                    waiter.set_result(content_hash)
+                    self.drawn += content_hash is not None
+        except (asyncio.IncompleteReadError, ConnectionError, pickle.UnpicklingError, ValueError):
+            pass  # the child ended or broke: the runner draws what is left
+        finally:
+            self._fail_all()
+
+    def _fail_all(self) -> None:
+        """From now on the runner draws; whoever waits for the child is told so (None)."""
+        self._broken = True
+        for waiter in self._waiting.values():
+            if not waiter.done():
+                waiter.set_result(None)
+        self._waiting.clear()
+
+
+# --- the child ------------------------------------------------------------------------------
+
+
+def _send(stream: Any, message: object) -> None:
+    data = pickle.dumps(message)
+    stream.write(_HEADER.pack(len(data)) + data)
+    stream.flush()
+
+
+def child_main(root: str, max_bytes: int) -> None:
+    # The same functions the runner's own threads use: the same hash, the same bytes.
+    import numpy  # noqa: F401 - what every canvas is drawn with: loaded before saying ready
+
+    from models.png import encode_rgb_pixels
+    from models.types import PNG_FAST, drawn_rows, pixel_digest
+
+    cache = ImageCache(root, max_bytes)
+    # Replies go on a copy of stdout; anything a library prints goes to stderr, not into them.
+    requests, replies = sys.stdin.buffer, os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    _send(replies, _READY)
+    while True:
+        header = requests.read(_HEADER.size)
+        if len(header) < _HEADER.size:
+            return  # the run closed our stdin: done
+        data = requests.read(_HEADER.unpack(header)[0])
+        job, draw = pickle.loads(data)
+        try:
+            size, rows = drawn_rows(draw())
+            content_hash = pixel_digest(size, rows)
+            cache.put(f"{content_hash}.{PNG_FAST}", encode_rgb_pixels(rows, *size))
+        except Exception:  # noqa: BLE001 - the runner draws it and meets the error in the item
+            content_hash = None
+        _send(replies, (job, content_hash))
+
+
+if __name__ == "__main__":
+    child_main(sys.argv[1], int(sys.argv[2]))

@@ -1,0 +1,214 @@
+"""Canvas stimuli drawn in a child process (probes/running/drawing_process.py): the same hashes
+and bytes as the runner's own threads, a second model still draws nothing, and nothing is lost
+when the child cannot help (not ready, unpicklable, failing, killed)."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+
+import pytest
+
+from models.png import encode_rgb_pixels
+from models.types import PNG_FAST, GenerateConfig, ImagePart, drawn_rows, pixel_digest
+from probes.core.registry import get_benchmark
+from probes.core.selection import select_items
+from probes.core.types import Status
+from probes.running import runner as runner_module
+from probes.running.answerers import create
+from probes.running.drawing_process import DrawingProcess
+from probes.running.image_cache import ImageCache
+from probes.running.runner import Runner, RunPlan
+from probes.running.store import Store
+from probes.stimuli.raster import Drawn
+from tests.support.fake_servers import FakeOpenAIServer, openai_images
+
+# One of each family drawn on a canvas, at a small size.
+DRAWN_FAMILIES = {
+    "blind/touching-circles": {"canvas": ["384"]},
+    "blind/circled-letter": {},
+    "blind/line-intersections": {},
+    "blind/nested-squares": {},
+    "blind/olympic-circles": {},
+    "blind/subway-paths": {},
+    "blind/olympic-pentagons": {},
+}
+
+
+def _drawn_sources(benchmark_id: str, params: dict, count: int = 3):
+    benchmark = get_benchmark(benchmark_id, params=params)
+    sources = {}
+    for item in benchmark.items():
+        for source in item.images:
+            if source.pixels is not None:
+                sources.setdefault(source.ref, source)
+        if len(sources) >= count:
+            break
+    assert sources, f"{benchmark_id} has no canvas stimulus"
+    return list(sources.values())[:count]
+
+
+def _raises() -> None:
+    raise ValueError("a stimulus that cannot be drawn")
+
+
+async def _with_child(cache: ImageCache, work):
+    drawing = DrawingProcess(cache)
+    await drawing.start()
+    try:
+        assert await drawing.wait_ready()
+        return await work(drawing)
+    finally:
+        await drawing.close()
+
+
+def test_the_child_gives_every_canvas_family_the_runners_own_hash_and_bytes(tmp_path):
+    cache = ImageCache(tmp_path / "images")
+    sources = [s for family, params in DRAWN_FAMILIES.items() for s in _drawn_sources(family, params)]
+
+    async def work(drawing):
+        return [await drawing.hash_of(source.ref, source.pixels) for source in sources], drawing.drawn
+
+    hashes, drawn = asyncio.run(_with_child(cache, work))
+    assert drawn == len(sources)
+    for source, content_hash in zip(sources, hashes, strict=True):
+        here = ImagePart(source.load, pixels=source.pixels)
+        picture = ImagePart(source.load())  # the picture, as a model reading pixels gets it
+        assert content_hash == here.sha256 == picture.sha256, source.ref
+        size, rows = drawn_rows(source.pixels())
+        assert content_hash == pixel_digest(size, rows)
+        assert cache.get(f"{content_hash}.{PNG_FAST}") == encode_rgb_pixels(rows, *size), source.ref
+
+
+def test_what_the_child_cannot_take_is_left_to_the_runner(tmp_path):
+    cache = ImageCache(tmp_path / "images")
+    (source,) = _drawn_sources("blind/touching-circles", {"canvas": ["384"]}, count=1)
+
+    async def work(drawing):
+        unpicklable = await drawing.hash_of("a", lambda: source.pixels())
+        failing = await drawing.hash_of("b", _raises)
+        still_working = await drawing.hash_of(source.ref, source.pixels)
+        return unpicklable, failing, still_working
+
+    unpicklable, failing, still_working = asyncio.run(_with_child(cache, work))
+    assert unpicklable is None and failing is None
+    assert still_working == ImagePart(source.load, pixels=source.pixels).sha256
+
+
+def test_before_it_is_ready_and_after_it_ends_the_child_answers_none(tmp_path):
+    cache = ImageCache(tmp_path / "images")
+    (source,) = _drawn_sources("blind/touching-circles", {"canvas": ["384"]}, count=1)
+
+    async def scenario():
+        drawing = DrawingProcess(cache)
+        before_start = await drawing.hash_of(source.ref, source.pixels)
+        await drawing.start()
+        await drawing.wait_ready()
+        process = drawing._process
+        await drawing.close()
+        after_close = await drawing.hash_of(source.ref, source.pixels)
+        return before_start, after_close, process.returncode
+
+    before_start, after_close, returncode = asyncio.run(scenario())
+    assert before_start is None and after_close is None
+    assert returncode == 0  # it ended by itself when its input closed
+
+
+@pytest.fixture
+def server(monkeypatch):
+    with FakeOpenAIServer(responder=lambda body: "No.") as started:
+        monkeypatch.setenv("OPENAI_BASE_URL", started.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test-000000")
+        yield started
+
+
+def _circles(count: int):
+    benchmark = get_benchmark("blind/touching-circles", params={"canvas": ["384"]})
+    return benchmark, select_items(benchmark.items(), count, 0)
+
+
+def _run(benchmark, items, model: str, store: Store, kill_after: int | None = None, ready: bool = True):
+    """Run `items` with a Runner; with `ready`, its child is started and ready before the first
+    request (so the test does not depend on how fast it starts); `kill_after`: the child is
+    killed once that many results are in."""
+    plan = RunPlan(benchmark, items, [create(model)], config=GenerateConfig(max_tokens=16), concurrency=8)
+    runner = Runner(plan, store)
+
+    async def go():
+        if runner.drawing is not None and ready:
+            await runner.drawing.start()
+            assert await runner.drawing.wait_ready()
+
+        def on_result(result, progress):
+            if kill_after is not None and progress.done == kill_after:
+                runner.drawing._process.kill()
+
+        return await runner.run(on_result=on_result)
+
+    return runner, asyncio.run(go())
+
+
+def _sent(server, first: int = 0) -> list[bytes]:
+    return [
+        base64.b64decode(url.split(",", 1)[1])
+        for request in server.requests[first:]
+        for url in openai_images(request["body"])
+    ]
+
+
+def test_a_long_run_draws_in_the_child_and_sends_what_the_runners_threads_would(tmp_path, server, monkeypatch):
+    benchmark, items = _circles(runner_module.DRAWING_PROCESS_MIN_ITEMS)
+    distinct = {source.ref for item in items for source in item.images}
+    with Store(tmp_path / "child" / "results.sqlite") as store:
+        runner, results = _run(benchmark, items, "openai/first", store)
+        assert runner.drawing is not None and runner.drawing.drawn == len(distinct)
+        assert runner.drawing._process is None  # closed with the run
+        hashes = store.image_hashes(sorted(distinct))
+        # A second model: nothing drawn, here or there.
+        second, again = _run(benchmark, items, "openai/second", store)
+        assert second.drawing.drawn == 0
+    assert all(result.status is Status.ANSWERED for result in [*results, *again])
+    with_child = _sent(server)
+
+    monkeypatch.setenv("PROBE_DRAWING_PROCESS", "0")
+    first_request = len(server.requests)
+    with Store(tmp_path / "threads" / "results.sqlite") as store:
+        runner, results = _run(benchmark, items, "openai/first", store)
+        assert runner.drawing is None
+        assert store.image_hashes(sorted(distinct)) == hashes
+    assert sorted(_sent(server, first_request)) == sorted(with_child[: len(items)])
+    assert sorted(with_child[len(items) :]) == sorted(with_child[: len(items)])
+
+
+def test_a_child_killed_mid_run_costs_nothing(tmp_path, server):
+    benchmark, items = _circles(runner_module.DRAWING_PROCESS_MIN_ITEMS + 16)
+    with Store(tmp_path / "results.sqlite") as store:
+        runner, results = _run(benchmark, items, "openai/first", store, kill_after=8)
+        assert 0 < runner.drawing.drawn  # it drew some before it was killed
+        hashes = store.image_hashes(sorted({s.ref for item in items for s in item.images}))
+    assert len(results) == len(items) and all(result.status is Status.ANSWERED for result in results)
+    for item in items:
+        (source,) = item.images
+        assert hashes[source.ref] == ImagePart(source.load, pixels=source.pixels).sha256
+
+
+def test_short_runs_and_the_switch_keep_drawing_in_the_runner(tmp_path, monkeypatch):
+    benchmark, items = _circles(runner_module.DRAWING_PROCESS_MIN_ITEMS)
+    with Store(tmp_path / "results.sqlite") as store:
+
+        def runner_for(chosen, model="openai/first"):
+            return Runner(RunPlan(benchmark, chosen, [create(model)]), store)
+
+        assert runner_for(items).drawing is not None
+        assert runner_for(items[:-1]).drawing is None  # too short to repay a child
+        # A local model reads pixels, not our PNG: nothing for the child to cache.
+        assert runner_for(items, "baseline/chance").drawing is None
+        monkeypatch.setenv("PROBE_DRAWING_PROCESS", "0")
+        assert runner_for(items).drawing is None
+
+
+def test_drawn_stimuli_are_what_the_child_is_for():
+    # The child takes `Drawn.draw` (pickled by reference); every family it is tested on is one.
+    for family, params in DRAWN_FAMILIES.items():
+        (source,) = _drawn_sources(family, params, count=1)
+        assert isinstance(source.pixels.__self__, Drawn), family
