@@ -44,6 +44,7 @@ class DrawingProcess:
     def __init__(self, cache: ImageCache):
         self.cache = cache
         self.drawn = 0  # images the child has hashed and cached for this run
+        self._starting: asyncio.Future | None = None
         self._process: asyncio.subprocess.Process | None = None
         self._reader: asyncio.Task | None = None
         self._ready = asyncio.Event()
@@ -56,8 +57,15 @@ class DrawingProcess:
         """Start the child (not waiting for its imports: images asked for meanwhile are drawn
         by the runner). A child that cannot start leaves the runner drawing as before. Once
         started, starting again does nothing."""
-        if self._process is not None or self._broken:
-            return
+        if self._starting is None:
+            self._starting = asyncio.ensure_future(self._spawn())
+        await asyncio.shield(self._starting)  # a caller cancelled meanwhile leaves no child behind
+
+    @property
+    def started(self) -> bool:
+        return self._starting is not None
+
+    async def _spawn(self) -> None:
         environment = {**os.environ, "PYTHONPATH": os.pathsep.join(path for path in sys.path if path)}
         command = [sys.executable, "-m", __name__, str(self.cache.root), str(self.cache.max_bytes)]
         try:
@@ -106,20 +114,30 @@ class DrawingProcess:
         return self._ready.is_set() and not self._broken
 
     async def close(self) -> None:
-        """End the child: it finishes the image in hand and exits; killed if it does not."""
+        """End the child. An idle one (every image answered) holds nothing: it is killed at once,
+        which is quicker than its interpreter's exit. One still drawing (a stopped run) is let
+        finish the image in hand, so no half-written file stays in the cache; killed if it does
+        not within the grace period."""
+        if self._starting is not None:  # a child being started is ended too
+            await asyncio.gather(self._starting, return_exceptions=True)
         process, self._process = self._process, None
+        idle = not self._waiting
         self._fail_all()
         if process is None:
             return
-        if process.stdin is not None:
-            with contextlib.suppress(OSError, RuntimeError):
-                process.stdin.close()
         try:
-            await asyncio.wait_for(process.wait(), _CLOSE_GRACE_SECONDS)
-        except TimeoutError:
-            with contextlib.suppress(ProcessLookupError):
-                process.kill()
-            await process.wait()
+            if idle:
+                with contextlib.suppress(ProcessLookupError):
+                    process.kill()
+            elif process.stdin is not None:
+                with contextlib.suppress(OSError, RuntimeError):
+                    process.stdin.close()
+            try:
+                await asyncio.wait_for(process.wait(), _CLOSE_GRACE_SECONDS)
+            except TimeoutError:
+                with contextlib.suppress(ProcessLookupError):
+                    process.kill()
+                await process.wait()
         finally:
             if self._reader is not None:
                 self._reader.cancel()

@@ -127,6 +127,7 @@ class ImageParts:
             with self._lock:
                 if source.ref not in self._hashes or self._hashes[source.ref] is not None:
                     continue  # known, or not yet looked up in the store (the feeder does that)
+            await drawing.start()  # on the first image to draw: a run that draws nothing starts no child
             content_hash = await drawing.hash_of(source.ref, source.pixels)
             if content_hash is not None:
                 with self._lock:

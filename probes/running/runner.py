@@ -193,8 +193,6 @@ class Runner:
         self.parts.threads = ThreadPoolExecutor(max_workers=os.cpu_count() or 1, thread_name_prefix="probe-images")
         for backend in plan.models:
             backend.hold()
-        if self.drawing is not None:
-            await self.drawing.start()
         tasks: list[asyncio.Task] = []
         queues: list[asyncio.Queue] = []
 

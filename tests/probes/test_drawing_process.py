@@ -111,7 +111,33 @@ def test_before_it_is_ready_and_after_it_ends_the_child_answers_none(tmp_path):
 
     before_start, after_close, returncode = asyncio.run(scenario())
     assert before_start is None and after_close is None
-    assert returncode == 0  # it ended by itself when its input closed
+    assert returncode is not None  # idle at the end of a run: ended at once
+
+
+def test_a_child_closed_while_drawing_finishes_the_image_in_hand(tmp_path):
+    # A stopped run closes the child with an image still being drawn: it is finished and cached
+    # whole, never left half-written, and the child exits by itself.
+    cache = ImageCache(tmp_path / "images")
+    benchmark = get_benchmark("blind/touching-circles", params={"canvas": ["1155"]})
+    source = next(iter(benchmark.items())).images[0]
+
+    async def scenario():
+        drawing = DrawingProcess(cache)
+        await drawing.start()
+        assert await drawing.wait_ready()
+        asking = asyncio.ensure_future(drawing.hash_of(source.ref, source.pixels))
+        while not drawing._waiting:  # the job is written to the child
+            await asyncio.sleep(0)
+        process = drawing._process
+        await drawing.close()
+        return await asking, process.returncode
+
+    answer, returncode = asyncio.run(scenario())
+    assert answer is None  # the run stopped: nobody draws it now
+    assert returncode == 0
+    content_hash = ImagePart(source.load, pixels=source.pixels).sha256
+    assert cache.get(f"{content_hash}.{PNG_FAST}") is not None
+    assert not list(cache.root.rglob(".part-*"))
 
 
 @pytest.fixture
@@ -164,9 +190,9 @@ def test_a_long_run_draws_in_the_child_and_sends_what_the_runners_threads_would(
         assert runner.drawing is not None and runner.drawing.drawn == len(distinct)
         assert runner.drawing._process is None  # closed with the run
         hashes = store.image_hashes(sorted(distinct))
-        # A second model: nothing drawn, here or there.
-        second, again = _run(benchmark, items, "openai/second", store)
-        assert second.drawing.drawn == 0
+        # A second model: nothing drawn, here or there; no child is even started.
+        second, again = _run(benchmark, items, "openai/second", store, ready=False)
+        assert not second.drawing.started and second.drawing.drawn == 0
     assert all(result.status is Status.ANSWERED for result in [*results, *again])
     with_child = _sent(server)
 
