@@ -25,6 +25,7 @@ import contextlib
 import itertools
 import os
 import pickle
+import re
 import struct
 import sys
 from collections.abc import Callable
@@ -34,6 +35,7 @@ from probes.running.image_cache import ImageCache
 
 _HEADER = struct.Struct(">I")
 _READY = ("ready",)
+_CREDENTIAL_NAMES = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL|AUTH", re.IGNORECASE)
 _CLOSE_GRACE_SECONDS = 5.0  # a child still drawing when the run ends gets this long to finish
 
 
@@ -66,7 +68,7 @@ class DrawingProcess:
         return self._starting is not None
 
     async def _spawn(self) -> None:
-        environment = {**os.environ, "PYTHONPATH": os.pathsep.join(path for path in sys.path if path)}
+        environment = _child_environment()
         command = [sys.executable, "-m", __name__, str(self.cache.root), str(self.cache.max_bytes)]
         try:
             self._process = await asyncio.create_subprocess_exec(
@@ -170,6 +172,14 @@ class DrawingProcess:
             if not waiter.done():
                 waiter.set_result(None)
         self._waiting.clear()
+
+
+def _child_environment() -> dict[str, str]:
+    """The child's environment: ours without credentials (it draws; it never needs a key), and
+    our import path, so it finds the code we run."""
+    environment = {name: value for name, value in os.environ.items() if not _CREDENTIAL_NAMES.search(name)}
+    environment["PYTHONPATH"] = os.pathsep.join(path for path in sys.path if path)
+    return environment
 
 
 # --- the child ------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+from pathlib import Path
 
 import pytest
 
@@ -112,6 +113,26 @@ def test_before_it_is_ready_and_after_it_ends_the_child_answers_none(tmp_path):
     before_start, after_close, returncode = asyncio.run(scenario())
     assert before_start is None and after_close is None
     assert returncode is not None  # idle at the end of a run: ended at once
+
+
+@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="reads the child's environment from /proc")
+def test_the_child_is_given_no_credentials(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-planted-0123456789")
+    monkeypatch.setenv("HF_TOKEN", "hf_planted0123456789")
+    monkeypatch.setenv("PROBE_PLANTED_PLAIN", "kept")
+
+    async def scenario():
+        drawing = DrawingProcess(ImageCache(tmp_path / "images"))
+        await drawing.start()
+        try:
+            assert await drawing.wait_ready()
+            return Path(f"/proc/{drawing._process.pid}/environ").read_bytes()
+        finally:
+            await drawing.close()
+
+    environment = asyncio.run(scenario())
+    assert b"planted0123456789" not in environment and b"OPENAI_API_KEY" not in environment
+    assert b"PROBE_PLANTED_PLAIN=kept" in environment
 
 
 def test_a_child_closed_while_drawing_finishes_the_image_in_hand(tmp_path):
