@@ -18,9 +18,9 @@ import math
 import random
 from dataclasses import dataclass
 
-import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
+from probes.stimuli.lazy_numpy import np
 from probes.stimuli.raster import Drawn, blank, to_image
 
 # Bump when the drawing changes: image references (and so cached answers) are keyed by it.

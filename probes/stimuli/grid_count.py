@@ -16,8 +16,9 @@ import math
 import random
 from dataclasses import dataclass
 
-import numpy as np
 from PIL import Image, ImageDraw, ImageFont
+
+from probes.stimuli.lazy_numpy import np
 
 # Bump when the drawing changes: image references (and so cached answers) are keyed by it.
 VERSION = 1

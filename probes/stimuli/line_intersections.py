@@ -23,8 +23,7 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
-import numpy as np
-
+from probes.stimuli.lazy_numpy import np
 from probes.stimuli.raster import Colour, Drawn, blank
 
 # Bump when the drawing changes: image references (and so cached answers) are keyed by it.

@@ -17,8 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
+from probes.stimuli.lazy_numpy import np
 from probes.stimuli.raster import Colour, Drawn, blank
 
 # Bump when the drawing changes: image references (and so cached answers) are keyed by it.

@@ -37,8 +37,7 @@ import itertools
 import math
 from dataclasses import dataclass
 
-import numpy as np
-
+from probes.stimuli.lazy_numpy import np
 from probes.stimuli.raster import Drawn, blank, stroke_circle, stroke_polyline
 
 # Bump when the drawing changes: image references (and so cached answers) are keyed by it.

@@ -10,8 +10,9 @@ from __future__ import annotations
 import itertools
 from abc import ABC, abstractmethod
 
-import numpy as np
 from PIL import Image
+
+from probes.stimuli.lazy_numpy import np
 
 Colour = tuple[int, int, int]
 

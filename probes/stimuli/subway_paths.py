@@ -34,9 +34,9 @@ import random
 from collections import deque
 from dataclasses import dataclass
 
-import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
+from probes.stimuli.lazy_numpy import np
 from probes.stimuli.raster import Drawn, blank
 
 # Bump when the drawing changes: image references (and so cached answers) are keyed by it.

@@ -9,8 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import numpy as np
-
+from probes.stimuli.lazy_numpy import np
 from probes.stimuli.raster import Drawn, blank, fill_disc
 
 # Bump when the drawing changes: image references (and so cached answers) are keyed by it.

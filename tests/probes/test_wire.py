@@ -8,6 +8,7 @@ import asyncio
 import base64
 import gc
 import io
+import json
 import os
 import weakref
 from pathlib import Path
@@ -29,7 +30,7 @@ from probes.running.answerers import create
 from probes.running.image_cache import ImageCache
 from probes.running.runner import RunPlan, cache_key, run
 from probes.stimuli.touching_circles import TwoCircles
-from tests.conftest import make_folder, run_cli
+from tests.conftest import make_folder, run_cli, run_python
 from tests.support.fake_servers import FakeAnthropicServer, FakeOpenAIServer, anthropic_images, openai_images
 
 
@@ -103,6 +104,31 @@ def test_a_second_model_draws_and_encodes_nothing_and_sends_the_same_bytes(circl
     assert counted == {"drawn": 0, "decoded": 0, "encoded": 0}
     assert sorted(sent_images(server, len(items))) == sorted(sent_first)  # the same pixels, byte for byte
     assert [r.item_ref.images for r in second] == [r.item_ref.images for r in first]
+
+
+def test_a_second_models_run_does_not_even_load_numpy(circles, store, server):
+    # A run that only sends cached bytes never draws: numpy (and its thread pool) stays out of
+    # the process, a tenth of a second before the first request (probes/stimuli/lazy_numpy.py).
+    items = circles.items()
+    ask(circles, items, "openai/first", store)
+    seen = json.loads(
+        run_python(
+            "import asyncio, json, sys\n"
+            "from models.types import GenerateConfig\n"
+            "from probes.core.registry import get_benchmark\n"
+            "from probes.running.answerers import create\n"
+            "from probes.running.runner import RunPlan, run\n"
+            "from probes.running.store import Store\n"
+            "benchmark = get_benchmark('blind/touching-circles', params={'canvas': ['384'], 'orientation': ['vertical']})\n"
+            f"with Store({str(store.path)!r}) as store:\n"
+            "    plan = RunPlan(benchmark, benchmark.items(), [create('openai/second')], config=GenerateConfig(max_tokens=16))\n"
+            "    results = asyncio.run(run(plan, store))\n"
+            "print(json.dumps({'answered': sum(r.status.value == 'answered' for r in results), "
+            "'numpy': 'numpy' in sys.modules}))"
+        ).splitlines()[-1]
+    )
+    assert seen == {"answered": len(items), "numpy": False}
+    assert len(server.requests) == 2 * len(items)
 
 
 def test_a_few_shot_run_for_a_second_model_draws_no_example_either(circles, store, server, counted):
