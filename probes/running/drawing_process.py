@@ -13,9 +13,10 @@ and its method, pickled by reference). Nothing is lost if the child cannot help:
 ready, for anything it cannot take, and after it fails, `hash_of` answers None and the runner
 draws in its own threads as before. The hashes and bytes are the same either way (tested).
 
-Protocol over the child's stdin and stdout: length-prefixed pickles; the child says
-("ready",) once its imports are done, then answers each (job, draw) with (job, hash) or
-(job, None) when drawing failed (the runner then meets the error itself, in the item).
+Protocol over the child's stdin and stdout: each job is its number, its length and the pickled
+`draw`; each reply a length-prefixed pickle. The child says ("ready",) once its imports are
+done, then answers each job with (job, hash), or (job, None) when it could not draw it (the
+runner then draws it, and meets any error itself, in the item).
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ from typing import Any
 
 from probes.running.image_cache import ImageCache
 
-_HEADER = struct.Struct(">I")
+_HEADER = struct.Struct(">I")  # a reply's length
+_JOB_HEADER = struct.Struct(">QI")  # a job's number and its drawing's length
 _READY = ("ready",)
 _CREDENTIAL_NAMES = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL|AUTH", re.IGNORECASE)
 _CLOSE_GRACE_SECONDS = 5.0  # a child still drawing when the run ends gets this long to finish
@@ -92,12 +94,12 @@ class DrawingProcess:
         if pending is None:
             try:
                 job = next(self._jobs)
-                message = pickle.dumps((job, draw))
+                message = pickle.dumps(draw)
             except Exception:  # noqa: BLE001 - not picklable: the runner draws it
                 return None
             pending = self._by_ref[ref] = self._waiting[job] = asyncio.get_running_loop().create_future()
             try:
-                self._process.stdin.write(_HEADER.pack(len(message)) + message)
+                self._process.stdin.write(_JOB_HEADER.pack(job, len(message)) + message)
             except (BrokenPipeError, ConnectionResetError, RuntimeError):
                 self._fail_all()
         try:
@@ -204,13 +206,15 @@ def child_main(root: str, max_bytes: int) -> None:
     os.dup2(2, 1)
     _send(replies, _READY)
     while True:
-        header = requests.read(_HEADER.size)
-        if len(header) < _HEADER.size:
+        header = requests.read(_JOB_HEADER.size)
+        if len(header) < _JOB_HEADER.size:
             return  # the run closed our stdin: done
-        data = requests.read(_HEADER.unpack(header)[0])
-        job, draw = pickle.loads(data)
+        job, length = _JOB_HEADER.unpack(header)
+        data = requests.read(length)
         try:
-            size, rows = drawn_rows(draw())
+            # Unpickling imports the stimulus's module here; a drawing that does not come back
+            # as it was sent (a method not found by its name) costs only its own job.
+            size, rows = drawn_rows(pickle.loads(data)())
             content_hash = pixel_digest(size, rows)
             cache.put(f"{content_hash}.{PNG_FAST}", encode_rgb_pixels(rows, *size))
         except Exception:  # noqa: BLE001 - the runner draws it and meets the error in the item

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -22,6 +24,7 @@ from probes.running.image_cache import ImageCache
 from probes.running.runner import Runner, RunPlan
 from probes.running.store import Store
 from probes.stimuli.raster import Drawn
+from probes.stimuli.touching_circles import TwoCircles
 from tests.support.fake_servers import FakeOpenAIServer, openai_images
 
 # One of each family drawn on a canvas, at a small size.
@@ -51,6 +54,20 @@ def _drawn_sources(benchmark_id: str, params: dict, count: int = 3):
 
 def _raises() -> None:
     raise ValueError("a stimulus that cannot be drawn")
+
+
+class _NotInTheChild:
+    """Pickled by reference to a module that exists only in this process (registered below):
+    the child cannot unpickle it."""
+
+    def draw(self):
+        return _raises()
+
+
+_ONLY_HERE = types.ModuleType("probes_test_module_only_in_this_process")
+_NotInTheChild.__module__ = _ONLY_HERE.__name__
+_ONLY_HERE._NotInTheChild = _NotInTheChild
+sys.modules[_ONLY_HERE.__name__] = _ONLY_HERE
 
 
 async def _with_child(cache: ImageCache, work):
@@ -88,11 +105,12 @@ def test_what_the_child_cannot_take_is_left_to_the_runner(tmp_path):
     async def work(drawing):
         unpicklable = await drawing.hash_of("a", lambda: source.pixels())
         failing = await drawing.hash_of("b", _raises)
+        not_found_there = await drawing.hash_of("c", _NotInTheChild().draw)
         still_working = await drawing.hash_of(source.ref, source.pixels)
-        return unpicklable, failing, still_working
+        return unpicklable, failing, not_found_there, still_working
 
-    unpicklable, failing, still_working = asyncio.run(_with_child(cache, work))
-    assert unpicklable is None and failing is None
+    unpicklable, failing, not_found_there, still_working = asyncio.run(_with_child(cache, work))
+    assert unpicklable is None and failing is None and not_found_there is None
     assert still_working == ImagePart(source.load, pixels=source.pixels).sha256
 
 
@@ -259,3 +277,24 @@ def test_drawn_stimuli_are_what_the_child_is_for():
     for family, params in DRAWN_FAMILIES.items():
         (source,) = _drawn_sources(family, params, count=1)
         assert isinstance(source.pixels.__self__, Drawn), family
+
+
+def test_an_image_evicted_before_it_is_sent_is_drawn_again_here(tmp_path, server, monkeypatch):
+    # An image cache bounded below one image keeps almost nothing the child writes: the runner
+    # finds the file gone, draws the image itself and still sends the right bytes.
+    drawn_here = []
+    original = TwoCircles.draw
+
+    def draw(self):  # counts drawings in this process (the child draws with the original)
+        drawn_here.append(self)
+        return original(self)
+
+    monkeypatch.setattr(TwoCircles, "draw", draw)
+    benchmark, items = _circles(runner_module.DRAWING_PROCESS_MIN_ITEMS)
+    with Store(tmp_path / "results.sqlite", image_cache_bytes=4096) as store:
+        runner, results = _run(benchmark, items, "openai/first", store)
+        assert runner.drawing.drawn > 0 and drawn_here
+    monkeypatch.undo()
+    assert all(result.status is Status.ANSWERED for result in results)
+    expected = sorted(ImagePart(item.images[0].load, pixels=item.images[0].pixels).png_bytes for item in items)
+    assert sorted(_sent(server)) == expected
