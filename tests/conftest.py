@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from PIL import Image, ImageDraw
@@ -57,6 +58,11 @@ def run_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 120)
 def run_python(code: str) -> str:
     """Run `code` in a fresh interpreter (nothing imported yet) from the repository; its stdout."""
     return subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True).stdout
+
+
+def run_python_json(code: str) -> Any:
+    """Run `code` in a fresh interpreter; the JSON it prints on its last line."""
+    return json.loads(run_python(code).strip().splitlines()[-1])
 
 
 def make_folder(root: Path, records: list[dict], images: dict[str, Image.Image] | None = None) -> Path:

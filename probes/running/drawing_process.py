@@ -80,7 +80,9 @@ class DrawingProcess:
                 stderr=asyncio.subprocess.DEVNULL,
                 env=environment,
             )
-        except (OSError, ValueError, NotImplementedError):  # no executable, no subprocesses here
+        except (OSError, ValueError, NotImplementedError):
+            # No executable, or an event loop without subprocesses (asyncio's selector loop on
+            # Windows raises NotImplementedError): the runner draws.
             self._broken = True
             return
         self._reader = asyncio.create_task(self._read())
@@ -88,7 +90,7 @@ class DrawingProcess:
     async def hash_of(self, ref: str, draw: Callable[[], Any]) -> str | None:
         """The content hash of the image `draw` makes, once the child has drawn it and cached
         its PNG; None when the runner must draw it (the child not ready, unable, or failed)."""
-        if not self._ready.is_set() or self._broken or self._process is None or self._process.stdin is None:
+        if not self._ready.is_set() or self._broken or self._process is None:
             return None
         pending = self._by_ref.get(ref)
         if pending is None:

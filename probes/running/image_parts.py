@@ -120,9 +120,10 @@ class ImageParts:
     async def draw_elsewhere(self, sources: Sequence[ImageSource], drawing: DrawingProcess) -> None:
         """Have `drawing` draw, hash and cache the canvas images among `sources` that this run
         has not met: each becomes known by its hash, as if the store had known it. Those the
-        child cannot take stay unknown, for `part` to draw here."""
+        child cannot take stay unknown, for `part` to draw here. (The runner has a child only
+        when every model is sent our PNG, the encoding the child caches.)"""
         for source in sources:
-            if source.pixels is None or not self.send_encoded:
+            if source.pixels is None:
                 continue
             with self._lock:
                 if source.ref not in self._hashes or self._hashes[source.ref] is not None:

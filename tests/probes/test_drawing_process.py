@@ -23,9 +23,8 @@ from probes.running.drawing_process import DrawingProcess
 from probes.running.image_cache import ImageCache
 from probes.running.runner import Runner, RunPlan
 from probes.running.store import Store
-from probes.stimuli.raster import Drawn
 from probes.stimuli.touching_circles import TwoCircles
-from tests.support.fake_servers import FakeOpenAIServer, openai_images
+from tests.support.fake_servers import openai_images
 
 # One of each family drawn on a canvas, at a small size.
 DRAWN_FAMILIES = {
@@ -179,14 +178,6 @@ def test_a_child_closed_while_drawing_finishes_the_image_in_hand(tmp_path):
     assert not list(cache.root.rglob(".part-*"))
 
 
-@pytest.fixture
-def server(monkeypatch):
-    with FakeOpenAIServer(responder=lambda body: "No.") as started:
-        monkeypatch.setenv("OPENAI_BASE_URL", started.base_url)
-        monkeypatch.setenv("OPENAI_API_KEY", "sk-test-000000")
-        yield started
-
-
 def _circles(count: int):
     benchmark = get_benchmark("blind/touching-circles", params={"canvas": ["384"]})
     return benchmark, select_items(benchmark.items(), count, 0)
@@ -270,13 +261,6 @@ def test_short_runs_and_the_switch_keep_drawing_in_the_runner(tmp_path, monkeypa
         assert runner_for(items, "baseline/chance").drawing is None
         monkeypatch.setenv("PROBE_DRAWING_PROCESS", "0")
         assert runner_for(items).drawing is None
-
-
-def test_drawn_stimuli_are_what_the_child_is_for():
-    # The child takes `Drawn.draw` (pickled by reference); every family it is tested on is one.
-    for family, params in DRAWN_FAMILIES.items():
-        (source,) = _drawn_sources(family, params, count=1)
-        assert isinstance(source.pixels.__self__, Drawn), family
 
 
 def test_an_image_evicted_before_it_is_sent_is_drawn_again_here(tmp_path, server, monkeypatch):

@@ -8,13 +8,7 @@ import json
 import pytest
 from PIL import Image
 
-from tests.conftest import run_python
-
-
-def fresh(code: str) -> dict:
-    """Run `code` in a new interpreter (nothing imported yet); it prints one JSON line."""
-    return json.loads(run_python(code).strip().splitlines()[-1])
-
+from tests.conftest import run_python_json as fresh
 
 LOADED = "sorted(m for m in sys.modules if m.startswith('probes.benchmarks.'))"
 

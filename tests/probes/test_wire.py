@@ -8,7 +8,6 @@ import asyncio
 import base64
 import gc
 import io
-import json
 import os
 import weakref
 from pathlib import Path
@@ -30,22 +29,14 @@ from probes.running.answerers import create
 from probes.running.image_cache import ImageCache
 from probes.running.runner import RunPlan, cache_key, run
 from probes.stimuli.touching_circles import TwoCircles
-from tests.conftest import make_folder, run_cli, run_python
-from tests.support.fake_servers import FakeAnthropicServer, FakeOpenAIServer, anthropic_images, openai_images
+from tests.conftest import make_folder, run_cli, run_python_json
+from tests.support.fake_servers import FakeAnthropicServer, anthropic_images, openai_images
 
 
 @pytest.fixture
 def circles():
     # Both prompts of each image: an image is asked twice per model.
     return get_benchmark("blind/touching-circles", params={"canvas": ["384"], "orientation": ["vertical"]})
-
-
-@pytest.fixture
-def server(monkeypatch):
-    with FakeOpenAIServer(responder=lambda body: "No.") as started:
-        monkeypatch.setenv("OPENAI_BASE_URL", started.base_url)
-        monkeypatch.setenv("OPENAI_API_KEY", "sk-test-000000")
-        yield started
 
 
 @pytest.fixture
@@ -111,21 +102,19 @@ def test_a_second_models_run_does_not_even_load_numpy(circles, store, server):
     # the process, a tenth of a second before the first request (probes/stimuli/lazy_numpy.py).
     items = circles.items()
     ask(circles, items, "openai/first", store)
-    seen = json.loads(
-        run_python(
-            "import asyncio, json, sys\n"
-            "from models.types import GenerateConfig\n"
-            "from probes.core.registry import get_benchmark\n"
-            "from probes.running.answerers import create\n"
-            "from probes.running.runner import RunPlan, run\n"
-            "from probes.running.store import Store\n"
-            "benchmark = get_benchmark('blind/touching-circles', params={'canvas': ['384'], 'orientation': ['vertical']})\n"
-            f"with Store({str(store.path)!r}) as store:\n"
-            "    plan = RunPlan(benchmark, benchmark.items(), [create('openai/second')], config=GenerateConfig(max_tokens=16))\n"
-            "    results = asyncio.run(run(plan, store))\n"
-            "print(json.dumps({'answered': sum(r.status.value == 'answered' for r in results), "
-            "'numpy': 'numpy' in sys.modules}))"
-        ).splitlines()[-1]
+    seen = run_python_json(
+        "import asyncio, json, sys\n"
+        "from models.types import GenerateConfig\n"
+        "from probes.core.registry import get_benchmark\n"
+        "from probes.running.answerers import create\n"
+        "from probes.running.runner import RunPlan, run\n"
+        "from probes.running.store import Store\n"
+        "benchmark = get_benchmark('blind/touching-circles', params={'canvas': ['384'], 'orientation': ['vertical']})\n"
+        f"with Store({str(store.path)!r}) as store:\n"
+        "    plan = RunPlan(benchmark, benchmark.items(), [create('openai/second')], config=GenerateConfig(max_tokens=16))\n"
+        "    results = asyncio.run(run(plan, store))\n"
+        "print(json.dumps({'answered': sum(r.status.value == 'answered' for r in results), "
+        "'numpy': 'numpy' in sys.modules}))"
     )
     assert seen == {"answered": len(items), "numpy": False}
     assert len(server.requests) == 2 * len(items)
