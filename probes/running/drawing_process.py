@@ -13,6 +13,13 @@ and its method, pickled by reference). Nothing is lost if the child cannot help:
 ready, for anything it cannot take, and after it fails, `hash_of` answers None and the runner
 draws in its own threads as before. The hashes and bytes are the same either way (tested).
 
+The run's feeder hands over the images of the items it queues (`ahead`), in the order the
+workers will ask for them, so the child draws ahead of need: its spare time early in a run goes
+to images needed later (a set whose large canvases come last no longer waits on the child at
+the end). Only a few of those are sent at a time (_AHEAD_IN_FLIGHT); an image an item asks for
+(`hash_of`) goes to the child at once, and one asked for before the child is ready is taken
+back and drawn by the runner, never twice.
+
 Protocol over the child's stdin and stdout: each job is its number, its length and the pickled
 `draw`; each reply a length-prefixed pickle. The child says ("ready",) once its imports are
 done, then answers each job with (job, hash), or (job, None) when it could not draw it (the
@@ -39,11 +46,14 @@ _JOB_HEADER = struct.Struct(">QI")  # a job's number and its drawing's length
 _READY = ("ready",)
 _CREDENTIAL_NAMES = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL|AUTH", re.IGNORECASE)
 _CLOSE_GRACE_SECONDS = 5.0  # a child still drawing when the run ends gets this long to finish
+# Drawings sent ahead of need at once: enough that the child never waits for the next one, few
+# enough that a stopped run leaves it little to finish.
+_AHEAD_IN_FLIGHT = 8
 
 
 class DrawingProcess:
     """One child drawing into `cache`, for the length of one run (see the module's docstring).
-    Used from the run's event loop: `start`, then `hash_of` per image, then `close`."""
+    Used from the run's event loop: `start`, then `ahead` and `hash_of` per image, then `close`."""
 
     def __init__(self, cache: ImageCache):
         self.cache = cache
@@ -54,8 +64,9 @@ class DrawingProcess:
         self._ready = asyncio.Event()
         self._broken = False
         self._jobs = itertools.count()
-        self._waiting: dict[int, asyncio.Future] = {}
-        self._by_ref: dict[str, asyncio.Future] = {}
+        self._waiting: dict[int, asyncio.Future] = {}  # sent to the child, by job number
+        self._later: dict[str, Callable[[], Any]] = {}  # to be sent ahead of need, in order
+        self._by_ref: dict[str, asyncio.Future] = {}  # every image handed over, and its hash once known
 
     async def start(self) -> None:
         """Start the child (not waiting for its imports: images asked for meanwhile are drawn
@@ -87,28 +98,47 @@ class DrawingProcess:
             return
         self._reader = asyncio.create_task(self._read())
 
+    def ahead(self, ref: str, draw: Callable[[], Any]) -> None:
+        """Draw this image when the child has room, before any item asks for it (in the order
+        handed over). Nothing happens for an image handed over before, or once the child failed."""
+        if ref in self._by_ref or self._broken:
+            return
+        self._by_ref[ref] = asyncio.get_running_loop().create_future()
+        self._later[ref] = draw
+        self._send_ahead()
+
     async def hash_of(self, ref: str, draw: Callable[[], Any]) -> str | None:
         """The content hash of the image `draw` makes, once the child has drawn it and cached
         its PNG; None when the runner must draw it (the child not ready, unable, or failed)."""
-        if not self._ready.is_set() or self._broken or self._process is None:
-            return None
         pending = self._by_ref.get(ref)
         if pending is None:
-            try:
-                job = next(self._jobs)
-                message = pickle.dumps(draw)
-            except Exception:  # noqa: BLE001 - not picklable: the runner draws it
-                return None
-            pending = self._by_ref[ref] = self._waiting[job] = asyncio.get_running_loop().create_future()
-            try:
-                self._process.stdin.write(_JOB_HEADER.pack(job, len(message)) + message)
-            except (BrokenPipeError, ConnectionResetError, RuntimeError):
-                self._fail_all()
+            pending = self._by_ref[ref] = asyncio.get_running_loop().create_future()
+            self._send(ref, draw)
+        elif ref in self._later:  # handed over ahead and not sent yet: needed now
+            self._send(ref, self._later.pop(ref))
+        return await asyncio.shield(pending)  # items showing the same image share one drawing
+
+    def _send(self, ref: str, draw: Callable[[], Any]) -> None:
+        """Send one drawing to the child; its future gets None at once if it cannot go there."""
+        pending = self._by_ref[ref]
+        if not self._ready.is_set() or self._broken or self._process is None:
+            pending.set_result(None)  # the runner draws it, and it is not sent again
+            return
         try:
-            return await asyncio.shield(pending)  # items showing the same image share one drawing
-        finally:
-            if pending.done():
-                self._by_ref.pop(ref, None)  # known by hash from now on (or drawn by the runner)
+            job, message = next(self._jobs), pickle.dumps(draw)
+        except Exception:  # noqa: BLE001 - not picklable: the runner draws it
+            pending.set_result(None)
+            return
+        self._waiting[job] = pending
+        try:
+            self._process.stdin.write(_JOB_HEADER.pack(job, len(message)) + message)
+        except (BrokenPipeError, ConnectionResetError, RuntimeError):
+            self._fail_all()
+
+    def _send_ahead(self) -> None:
+        while self._later and len(self._waiting) < _AHEAD_IN_FLIGHT and self._ready.is_set() and not self._broken:
+            ref = next(iter(self._later))
+            self._send(ref, self._later.pop(ref))
 
     async def wait_ready(self) -> bool:
         """Wait until the child takes images (True) or cannot (False)."""
@@ -158,12 +188,14 @@ class DrawingProcess:
                 message = pickle.loads(await stdout.readexactly(_HEADER.unpack(header)[0]))
                 if message == _READY:
                     self._ready.set()
+                    self._send_ahead()
                     continue
                 job, content_hash = message
                 waiter = self._waiting.pop(job, None)
                 if waiter is not None and not waiter.done():
                     waiter.set_result(content_hash)
                     self.drawn += content_hash is not None
+                self._send_ahead()
         except (asyncio.IncompleteReadError, ConnectionError, pickle.UnpicklingError, ValueError):
             pass  # the child ended or broke: the runner draws what is left
         finally:
@@ -172,10 +204,11 @@ class DrawingProcess:
     def _fail_all(self) -> None:
         """From now on the runner draws; whoever waits for the child is told so (None)."""
         self._broken = True
-        for waiter in self._waiting.values():
+        for waiter in [*self._waiting.values(), *(self._by_ref[ref] for ref in self._later)]:
             if not waiter.done():
                 waiter.set_result(None)
         self._waiting.clear()
+        self._later.clear()
 
 
 def _child_environment() -> dict[str, str]:

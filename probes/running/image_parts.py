@@ -117,23 +117,32 @@ class ImageParts:
             self._commits.remember({source.ref: content_hash})
             return fresh
 
+    async def draw_ahead(self, sources: Sequence[ImageSource], drawing: DrawingProcess) -> None:
+        """Hand `drawing` the canvas images among `sources` that this run has not met, to draw
+        before their items ask for them (`draw_elsewhere`)."""
+        for source in self._to_draw(sources):
+            await drawing.start()  # on the first image to draw: a run that draws nothing starts no child
+            drawing.ahead(source.ref, source.pixels)
+
     async def draw_elsewhere(self, sources: Sequence[ImageSource], drawing: DrawingProcess) -> None:
         """Have `drawing` draw, hash and cache the canvas images among `sources` that this run
         has not met: each becomes known by its hash, as if the store had known it. Those the
         child cannot take stay unknown, for `part` to draw here. (The runner has a child only
         when every model is sent our PNG, the encoding the child caches.)"""
-        for source in sources:
-            if source.pixels is None:
-                continue
-            with self._lock:
-                if source.ref not in self._hashes or self._hashes[source.ref] is not None:
-                    continue  # known, or not yet looked up in the store (the feeder does that)
-            await drawing.start()  # on the first image to draw: a run that draws nothing starts no child
+        for source in self._to_draw(sources):
+            await drawing.start()
             content_hash = await drawing.hash_of(source.ref, source.pixels)
             if content_hash is not None:
                 with self._lock:
                     self._hashes[source.ref] = content_hash
                 self._commits.remember({source.ref: content_hash})
+
+    def _to_draw(self, sources: Sequence[ImageSource]) -> list[ImageSource]:
+        """The canvas images among `sources` looked up in the store and not known there."""
+        with self._lock:
+            return [
+                s for s in sources if s.pixels is not None and s.ref in self._hashes and self._hashes[s.ref] is None
+            ]
 
     def resolve(self, refs: Sequence[str]) -> None:
         """Ask the store, at once, for the hashes of the references this run has not met yet."""

@@ -37,7 +37,7 @@ from probes.asking.prompting import Prompt, assemble_prompt
 from probes.baselines.base import ask
 from probes.core.benchmark import Benchmark
 from probes.core.errors import ProbeError, RunError
-from probes.core.types import Condition, Item, ItemRef, Mode, Origin, Result
+from probes.core.types import Condition, ImageSource, Item, ItemRef, Mode, Origin, Result
 from probes.reading.grading import error_result, grade_reply
 from probes.running.control import Progress, Stop, until_done_or_stopped
 from probes.running.drawing_process import DrawingProcess
@@ -170,6 +170,8 @@ class Runner:
                         done(result)
                     for job in jobs:
                         queue.put_nowait(job)
+                    if self.drawing is not None:  # new canvas images: the child draws them ahead of the workers
+                        await self._draw_ahead([job for job in jobs if not isinstance(job, _Prepared)])
                     size = CHUNK
             finally:
                 queue.put_nowait(None)  # no more work: each worker passes it on and ends
@@ -239,7 +241,7 @@ class Runner:
         else:
             try:
                 if self.drawing is not None:  # new canvas images drawn in the child, if it can
-                    await self.parts.draw_elsewhere(perturb.apply(job, plan.perturbation).images, self.drawing)
+                    await self.parts.draw_elsewhere(self._images(job), self.drawing)
                 # One trip to a worker thread: build the prompt (images seen for the first time
                 # are drawn or decoded and hashed there), look it up, and on a hit grade and
                 # save it, so a cached re-run never waits twice.
@@ -260,6 +262,19 @@ class Runner:
             message = f"{backend.model_id}: unexpected {type(exc).__name__}: {exc}"
             return await self._in_thread(self._fail, backend, prepared.item, prepared.ref, message, prepared)
         return await self._in_thread(self._finish, backend, prepared, output, True)
+
+    async def _draw_ahead(self, items: Sequence[Item]) -> None:
+        assert self.drawing is not None
+        for item in items:
+            try:
+                sources = self._images(item)
+            except ProbeError:
+                continue  # the item's worker meets the error
+            await self.parts.draw_ahead(sources, self.drawing)
+
+    def _images(self, item: Item) -> tuple[ImageSource, ...]:
+        """The images an item is sent with (after the run's perturbation)."""
+        return perturb.apply(item, self.plan.perturbation).images
 
     async def _in_thread(self, function, *args):
         return await asyncio.get_running_loop().run_in_executor(self._executor, function, *args)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import sys
+import time
 import types
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from models.types import PNG_FAST, GenerateConfig, ImagePart, drawn_rows, pixel_
 from probes.core.registry import get_benchmark
 from probes.core.selection import select_items
 from probes.core.types import Status
+from probes.running import drawing_process
 from probes.running import runner as runner_module
 from probes.running.answerers import create
 from probes.running.drawing_process import DrawingProcess
@@ -24,7 +26,7 @@ from probes.running.image_cache import ImageCache
 from probes.running.runner import Runner, RunPlan
 from probes.running.store import Store
 from probes.stimuli.touching_circles import TwoCircles
-from tests.support.fake_servers import openai_images
+from tests.support.fake_servers import FakeOpenAIServer, openai_images
 
 # One of each family drawn on a canvas, at a small size.
 DRAWN_FAMILIES = {
@@ -176,6 +178,113 @@ def test_a_child_closed_while_drawing_finishes_the_image_in_hand(tmp_path):
     content_hash = ImagePart(source.load, pixels=source.pixels).sha256
     assert cache.get(f"{content_hash}.{PNG_FAST}") is not None
     assert not list(cache.root.rglob(".part-*"))
+
+
+async def _until(condition, what: str, deadline: float = 120.0) -> None:
+    """Wait for `condition()` (a generous bound: a loaded machine is slow, never wrong)."""
+    give_up = time.monotonic() + deadline
+    while not condition():
+        assert time.monotonic() < give_up, f"still waiting for {what}"
+        await asyncio.sleep(0.01)
+
+
+def test_images_handed_over_ahead_are_drawn_before_any_item_asks_for_them(tmp_path):
+    cache = ImageCache(tmp_path / "images")
+    sources = _drawn_sources("blind/touching-circles", {"canvas": ["384"]}, count=24)
+
+    async def work(drawing):
+        for source in sources:
+            drawing.ahead(source.ref, source.pixels)
+            drawing.ahead(source.ref, source.pixels)  # handed over twice: drawn once
+        in_flight = len(drawing._waiting)
+        await _until(lambda: drawing.drawn == len(sources), "the images handed over")
+        jobs = next(drawing._jobs)  # every job sent so far
+        hashes = [await drawing.hash_of(source.ref, source.pixels) for source in sources]
+        return in_flight, jobs, next(drawing._jobs), hashes
+
+    in_flight, jobs, jobs_after, hashes = asyncio.run(_with_child(cache, work))
+    assert 0 < in_flight <= drawing_process._AHEAD_IN_FLIGHT  # a few sent at a time, the rest queued
+    assert jobs == len(sources) and jobs_after == jobs + 1  # asking for them sent nothing more
+    for source, content_hash in zip(sources, hashes, strict=True):
+        assert content_hash == ImagePart(source.load, pixels=source.pixels).sha256
+        assert cache.get(f"{content_hash}.{PNG_FAST}") is not None
+
+
+def test_an_image_asked_for_before_the_child_is_ready_is_taken_back(tmp_path):
+    # Handed over ahead, then needed before the child could take it: the runner draws it, and
+    # the child, once ready, draws only the others.
+    cache = ImageCache(tmp_path / "images")
+    first, *others = _drawn_sources("blind/touching-circles", {"canvas": ["384"]}, count=4)
+
+    async def scenario():
+        drawing = DrawingProcess(cache)
+        await drawing.start()
+        try:
+            for source in [first, *others]:
+                drawing.ahead(source.ref, source.pixels)
+            needed_now = await drawing.hash_of(first.ref, first.pixels)
+            assert await drawing.wait_ready()
+            await _until(lambda: drawing.drawn == len(others), "the other images")
+            again = await drawing.hash_of(first.ref, first.pixels)
+            return needed_now, again, drawing.drawn, next(drawing._jobs)
+        finally:
+            await drawing.close()
+
+    needed_now, again, drawn, jobs = asyncio.run(scenario())
+    assert needed_now is None and again is None  # the runner draws it, once
+    assert drawn == len(others) and jobs == len(others)
+    taken_back = ImagePart(first.load, pixels=first.pixels).sha256
+    assert cache.get(f"{taken_back}.{PNG_FAST}") is None  # the child never drew it
+
+
+def test_a_stopped_run_leaves_what_was_not_yet_sent(tmp_path):
+    # A run stopped with many images handed over ahead: the child finishes at most the few it
+    # was sent, the rest are dropped, nothing is left half-written.
+    cache = ImageCache(tmp_path / "images")
+    sources = _drawn_sources("blind/touching-circles", {"canvas": ["1155"]}, count=40)
+
+    async def work(drawing):
+        for source in sources:
+            drawing.ahead(source.ref, source.pixels)
+        await drawing.close()
+        return [await drawing.hash_of(source.ref, source.pixels) for source in sources]
+
+    answers = asyncio.run(_with_child(cache, work))
+    kept = [path for path in cache.root.rglob(f"*.{PNG_FAST}")]
+    assert len(kept) <= drawing_process._AHEAD_IN_FLIGHT < len(sources)
+    assert all(answer is None for answer in answers)  # after the stop nothing is waited for
+    assert not list(cache.root.rglob(".part-*"))
+
+
+def test_while_the_first_request_waits_the_child_draws_the_next_items(tmp_path, monkeypatch):
+    # One request at a time, the first held by the server until the child has cached a dozen
+    # images: the feeder handed the child the next items' images before any worker asked.
+    benchmark, items = _circles(runner_module.DRAWING_PROCESS_MIN_ITEMS)
+    cache_root = ImageCache.beside(tmp_path / "results.sqlite", 1 << 30).root
+    cached_while_waiting = []
+
+    def responder(body):
+        if not cached_while_waiting:
+            give_up = time.monotonic() + 120
+            while len(list(cache_root.rglob(f"*.{PNG_FAST}"))) < 12 and time.monotonic() < give_up:
+                time.sleep(0.01)
+            cached_while_waiting.append(len(list(cache_root.rglob(f"*.{PNG_FAST}"))))
+        return "No."
+
+    with FakeOpenAIServer(responder=responder) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test-000000")
+        with Store(tmp_path / "results.sqlite") as store:
+            plan = RunPlan(
+                benchmark, items, [create("openai/first")], config=GenerateConfig(max_tokens=16), concurrency=1
+            )
+            runner = Runner(plan, store)
+            results = asyncio.run(runner.run())
+    assert cached_while_waiting[0] >= 12
+    assert all(result.status is Status.ANSWERED for result in results)
+    assert sorted(_sent(server)) == sorted(
+        ImagePart(i.images[0].load, pixels=i.images[0].pixels).png_bytes for i in items
+    )
 
 
 def _circles(count: int):
