@@ -12,7 +12,7 @@ from typing import Any, Literal, Protocol
 
 from PIL import Image
 
-from models.png import FAST_ENCODING, encode_rgb_pixels, image_size, media_type
+from models.png import FAST_ENCODING, encode_rgb_pixels, encode_rgb_png, image_size, media_type
 
 Role = Literal["system", "user", "assistant"]
 
@@ -129,11 +129,15 @@ class ImagePart:
     @property
     def sha256(self) -> str:
         """Content hash of what is sent: a file that goes as it is, by its own bytes (never
-        decoded for it); any other image by its normalised pixels.
+        decoded for it); any other image by its normalised PNG bytes (PNG_FAST), as DESIGN.md
+        asks, made once here and sent as they are (`png`).
 
-        DESIGN.md asks for the sha256 of the normalised PNG bytes; we hash the normalised RGB
-        pixels (plus the size) instead: the same identity, but independent of the zlib and
-        Pillow versions that shape PNG bytes, and it needs no PNG encoding on cache look-ups.
+        The pixels themselves are not hashed: on our 384-1155 px stimuli a sha256 of the pixels
+        cost more than deflating them (`python -m bench.wire`: 0.40 s against 0.25 s for a set's
+        345 images), and the PNG must be made to be sent anyway, so hashing it adds almost
+        nothing. The price: the bytes, so the hash, depend on the deflate library's version. A
+        new version gives a new hash only to an image the store has not met: the store keeps
+        each image reference's hash (and so every cached answer) as it learned it.
         """
         if self.content_hash:
             return self.content_hash
@@ -142,9 +146,13 @@ class ImagePart:
             sent = self.as_file()
             if sent is not None:
                 return file_digest(sent.data)
-            return pixel_digest(self.size, self.rgb_bytes)
+            return content_digest(self._own_png())
 
         return self._memoised("sha256", digest)
+
+    def _own_png(self) -> bytes:
+        """PNG_FAST made from this part's pixels, once (hashed, then sent as they are)."""
+        return self._memoised("own png", lambda: encode_png(self))
 
     def encoded_as(self, encoding: str, make: Callable[[ImagePart], bytes]) -> EncodedImage:
         """The image in `encoding` (a name that fixes the bytes, e.g. PNG_FAST), made by
@@ -152,8 +160,11 @@ class ImagePart:
         with self._lock:  # one encoding per part at a time: concurrent senders share the work
             found = self._memo.get(("encoded", encoding))
             if found is None:
-                build = lambda: make(self)  # noqa: E731
-                data = self.encodings.fetch(f"{self.sha256}.{encoding}", build) if self.encodings else build()
+                # The key first: hashing an image drawn or decoded here makes its PNG_FAST bytes.
+                key = f"{self.sha256}.{encoding}" if self.encodings else None
+                own = self._memo.get("own png") if encoding == PNG_FAST else None
+                build = (lambda: own) if own is not None else (lambda: make(self))
+                data = self.encodings.fetch(key, build) if key else build()
                 found = self._memo[("encoded", encoding)] = EncodedImage.of(data)
                 self.let_go()  # the bytes are kept; the pixels can go
             return found
@@ -162,7 +173,7 @@ class ImagePart:
         """Forget the decoded pixels (they are loaded again if ever needed): a part that will be
         sent as bytes need not hold an image while it waits."""
         with self._lock:
-            for name in ("image", "rgb", "rows"):
+            for name in ("image", "rgb", "rows", "own png"):
                 self._memo.pop(name, None)
 
     def with_detail(self, detail: Literal["auto", "low", "high"]) -> ImagePart:
@@ -207,12 +218,20 @@ def encode_png(part: ImagePart) -> bytes:
 
 
 def pixel_hash(image: Image.Image) -> str:
-    rgb = to_rgb(image)
-    return pixel_digest(rgb.size, rgb.tobytes())
+    """The content hash of a picture (see ImagePart.sha256)."""
+    return content_digest(encode_rgb_png(to_rgb(image)))
+
+
+def content_digest(png: bytes) -> str:
+    """The content hash of an image drawn or decoded here, from its PNG_FAST bytes (distinct
+    from any file digest)."""
+    digest = hashlib.sha256(b"png:")
+    digest.update(png)
+    return digest.hexdigest()
 
 
 def file_digest(data: bytes) -> str:
-    """The content hash of a file sent as its own bytes (distinct from any pixel digest)."""
+    """The content hash of a file sent as its own bytes (distinct from any content digest)."""
     digest = hashlib.sha256(b"file:")
     digest.update(data)
     return digest.hexdigest()
@@ -225,12 +244,6 @@ def drawn_rows(array: Any) -> tuple[tuple[int, int], memoryview]:
         raise ValueError(f"drawn pixels must be height x width x 3 bytes in C order, got {view.format} {view.shape}")
     height, width = view.shape[:2]
     return (width, height), view.cast("B")
-
-
-def pixel_digest(size: tuple[int, int], pixels: bytes | memoryview) -> str:
-    digest = hashlib.sha256(f"{size[0]}x{size[1]}:".encode())
-    digest.update(pixels)
-    return digest.hexdigest()
 
 
 Part = TextPart | ImagePart

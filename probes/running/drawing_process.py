@@ -233,7 +233,7 @@ def child_main(root: str, max_bytes: int) -> None:
     import numpy  # noqa: F401 - what every canvas is drawn with: loaded before saying ready
 
     from models.png import encode_rgb_pixels
-    from models.types import PNG_FAST, drawn_rows, pixel_digest
+    from models.types import PNG_FAST, content_digest, drawn_rows
 
     cache = ImageCache(root, max_bytes)
     # Replies go on a copy of stdout; anything a library prints goes to stderr, not into them.
@@ -250,8 +250,9 @@ def child_main(root: str, max_bytes: int) -> None:
             # Unpickling imports the stimulus's module here; a drawing that does not come back
             # as it was sent (a method not found by its name) costs only its own job.
             size, rows = drawn_rows(pickle.loads(data)())
-            content_hash = pixel_digest(size, rows)
-            cache.put(f"{content_hash}.{PNG_FAST}", encode_rgb_pixels(rows, *size))
+            png = encode_rgb_pixels(rows, *size)
+            content_hash = content_digest(png)
+            cache.put(f"{content_hash}.{PNG_FAST}", png)
         except Exception:  # noqa: BLE001 - the runner draws it and meets the error in the item
             content_hash = None
         _send(replies, (job, content_hash))

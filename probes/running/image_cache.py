@@ -3,9 +3,9 @@ decoded and encoded once per store, not once per model or run.
 
 Layout: `<store file>.images/ab/<content hash>.<encoding>` (the store `results.sqlite` keeps its
 images in `results.sqlite.images/`), one file per image and encoding (`png-ng2`: our PNG, deflated
-by zlib-ng at level 2; `anthropic-8000`: an image shrunk to Anthropic's limits). The content hash is the
-normalised pixels' sha256 the store already remembers per image reference, so a run that knows
-an image's hash finds its bytes without touching the pixels.
+by zlib-ng at level 2; `anthropic-8000`: an image shrunk to Anthropic's limits). The content hash
+is the one the store already remembers per image reference (ImagePart.sha256), so a run that
+knows an image's hash finds its bytes without touching the pixels.
 
 Safe for several processes at once (a CLI run beside the playground): a file is written under a
 temporary name and renamed into place, so a reader sees a whole file or none; two processes

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from models.png import encode_rgb_pixels
-from models.types import PNG_FAST, GenerateConfig, ImagePart, drawn_rows, pixel_digest
+from models.types import PNG_FAST, GenerateConfig, ImagePart, content_digest, drawn_rows
 from probes.core.registry import get_benchmark
 from probes.core.selection import select_items
 from probes.core.types import Status
@@ -95,8 +95,9 @@ def test_the_child_gives_every_canvas_family_the_runners_own_hash_and_bytes(tmp_
         picture = ImagePart(source.load())  # the picture, as a model reading pixels gets it
         assert content_hash == here.sha256 == picture.sha256, source.ref
         size, rows = drawn_rows(source.pixels())
-        assert content_hash == pixel_digest(size, rows)
-        assert cache.get(f"{content_hash}.{PNG_FAST}") == encode_rgb_pixels(rows, *size), source.ref
+        png = encode_rgb_pixels(rows, *size)
+        assert content_hash == content_digest(png)  # the hash of the bytes kept, and sent
+        assert cache.get(f"{content_hash}.{PNG_FAST}") == png, source.ref
 
 
 def test_what_the_child_cannot_take_is_left_to_the_runner(tmp_path):

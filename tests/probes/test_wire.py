@@ -17,7 +17,7 @@ import pytest
 from PIL import Image, ImageCms, ImageDraw
 
 import models.types
-from models.types import GenerateConfig, ImagePart, file_digest, pixel_hash
+from models.types import GenerateConfig, ImagePart, content_digest, file_digest, pixel_hash
 from probes.asking.prompting import assemble_prompt
 from probes.benchmarks import generated
 from probes.benchmarks.custom import UploadSet
@@ -177,6 +177,7 @@ def test_drawn_pixels_are_hashed_and_encoded_exactly_as_their_picture(benchmark_
         assert drawn.size == pictured.size == source.load().size
         assert "image" not in drawn._memo and "rgb" not in drawn._memo  # no picture was made
         assert drawn.png_bytes == pictured.png_bytes
+        assert drawn.sha256 == content_digest(drawn.png_bytes)  # the hash of the bytes sent, as DESIGN.md asks
 
 
 def test_a_stimulus_drawn_with_words_is_pictured_not_drawn():
@@ -327,7 +328,7 @@ def test_an_upload_leaves_no_encoded_copy_beside_the_store(tmp_path, store, serv
 
 def test_a_reply_saved_under_the_key_a_plain_prompt_gives_is_found_without_sending(circles, store, server):
     """The cache key is what it was: the prompt built with plain image parts (each image decoded
-    and hashed from its pixels, as before the image cache) keys the reply the runner finds."""
+    and hashed, as before the image cache) keys the reply the runner finds."""
     items = circles.items()[:4]
     backend = create("openai/old")
     config = GenerateConfig(max_tokens=16)
