@@ -50,11 +50,11 @@ VARIANTS = ("plain", "first", "second", "custom first", "custom second", "first 
 # --- children: each variant in its own process --------------------------------------------
 
 
-def _watch_sends() -> dict[str, float]:
+def _watch_sends(marks: dict[str, float] | None = None) -> dict[str, float]:
     """Record when the first request went out and the last reply came back (epoch seconds)."""
     from openai._base_client import AsyncHttpxClientWrapper as Client  # the SDK's HTTP client
 
-    marks: dict[str, float] = {}
+    marks = {} if marks is None else marks
     send = Client.send
 
     async def watched(self, request, **kwargs):
@@ -122,6 +122,29 @@ def _watch_drawing_child(marks: dict) -> None:
     DrawingProcess.close = watched
 
 
+def _watch_sends_once_loaded() -> dict[str, float]:
+    """`_watch_sends` for the runner, which imports the SDK at its first request, as a user's
+    run does (about 0.4 s here, while a first run's drawing child starts beside it): the SDK is
+    watched once the backend has loaded it, not imported before the run to be watched."""
+    try:
+        from models.openai_backend import OpenAIBackend
+
+        new_client = OpenAIBackend._new_client
+    except (ImportError, AttributeError):  # a checkout from before (--before): watched at once
+        return _watch_sends()
+    marks: dict[str, float] = {}
+
+    def watched(self):
+        client = new_client(self)
+        if not getattr(OpenAIBackend, "_bench_watched", False):
+            OpenAIBackend._bench_watched = True
+            _watch_sends(marks)
+        return client
+
+    OpenAIBackend._new_client = watched
+    return marks
+
+
 def child_runner(args: argparse.Namespace) -> dict:
     from models.types import GenerateConfig
     from probes.core.registry import get_benchmark
@@ -131,7 +154,7 @@ def child_runner(args: argparse.Namespace) -> dict:
     from probes.running.runner import RunPlan, run
     from probes.running.store import Store
 
-    marks = _watch_sends()
+    marks = _watch_sends_once_loaded()
     _watch_drawing_child(marks)
     os.environ["OPENAI_BASE_URL"] = args.base_url
     os.environ["OPENAI_API_KEY"] = "bench"
