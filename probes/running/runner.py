@@ -265,12 +265,15 @@ class Runner:
 
     async def _draw_ahead(self, items: Sequence[Item]) -> None:
         assert self.drawing is not None
+        sources: list[ImageSource] = []
         for item in items:
             try:
-                sources = self._images(item)
+                sources += self._images(item)
             except ProbeError:
                 continue  # the item's worker meets the error
-            await self.parts.draw_ahead(sources, self.drawing)
+        # A sampled run looks nothing up, so its images are not yet known to be new: ask the store.
+        await self._in_thread(self.parts.resolve, [source.ref for source in sources if source.pixels is not None])
+        await self.parts.draw_ahead(sources, self.drawing)
 
     def _images(self, item: Item) -> tuple[ImageSource, ...]:
         """The images an item is sent with (after the run's perturbation)."""

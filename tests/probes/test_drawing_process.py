@@ -346,6 +346,26 @@ def test_a_long_run_draws_in_the_child_and_sends_what_the_runners_threads_would(
     assert sorted(with_child[len(items) :]) == sorted(with_child[: len(items)])
 
 
+def test_a_sampled_run_draws_in_the_child_too(tmp_path, server):
+    # Sampling looks no answer up, yet its new images are still drawn by the child, ahead.
+    benchmark, items = _circles(runner_module.DRAWING_PROCESS_MIN_ITEMS)
+    config = GenerateConfig(max_tokens=16, temperature=0.7)
+    with Store(tmp_path / "results.sqlite") as store:
+        runner = Runner(RunPlan(benchmark, items, [create("openai/first")], config=config, concurrency=8), store)
+
+        async def go():
+            await runner.drawing.start()
+            assert await runner.drawing.wait_ready()  # so that none is drawn here while it starts
+            return await runner.run()
+
+        results = asyncio.run(go())
+    distinct = {source.ref for item in items for source in item.images}
+    assert runner.drawing.drawn == len(distinct)
+    assert all(result.status is Status.ANSWERED for result in results)
+    expected = sorted(ImagePart(i.images[0].load, pixels=i.images[0].pixels).png_bytes for i in items)
+    assert sorted(_sent(server)) == expected
+
+
 def test_a_child_killed_mid_run_costs_nothing(tmp_path, server):
     benchmark, items = _circles(runner_module.DRAWING_PROCESS_MIN_ITEMS + 16)
     with Store(tmp_path / "results.sqlite") as store:
