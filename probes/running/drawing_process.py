@@ -16,9 +16,11 @@ draws in its own threads as before. The hashes and bytes are the same either way
 The run's feeder hands over the images of the items it queues (`ahead`), in the order the
 workers will ask for them, so the child draws ahead of need: its spare time early in a run goes
 to images needed later (a set whose large canvases come last no longer waits on the child at
-the end). Only a few of those are sent at a time (_AHEAD_IN_FLIGHT); an image an item asks for
-(`hash_of`) goes to the child at once, and one asked for before the child is ready is taken
-back and drawn by the runner, never twice.
+the end). Only a few of those are sent at a time (_AHEAD_IN_FLIGHT), and the child stays at most
+_AHEAD_LEAD images ahead of the items asking for them: against a slow server it would otherwise
+draw a whole long run in its first minute, and the image cache might evict early images before
+they are sent. An image an item asks for (`hash_of`) goes to the child at once, and one asked
+for before the child is ready is taken back and drawn by the runner, never twice.
 
 Protocol over the child's stdin and stdout: each job is its number, its length and the pickled
 `draw`; each reply a length-prefixed pickle. The child says ("ready",) once its imports are
@@ -49,6 +51,9 @@ _CLOSE_GRACE_SECONDS = 5.0  # a child still drawing when the run ends gets this 
 # Drawings sent ahead of need at once: enough that the child never waits for the next one, few
 # enough that a stopped run leaves it little to finish.
 _AHEAD_IN_FLIGHT = 8
+# Images drawn ahead and not yet asked for, at most: a few seconds of a fast server's requests,
+# a few megabytes of the image cache.
+_AHEAD_LEAD = 256
 
 
 class DrawingProcess:
@@ -66,6 +71,7 @@ class DrawingProcess:
         self._jobs = itertools.count()
         self._waiting: dict[int, asyncio.Future] = {}  # sent to the child, by job number
         self._later: dict[str, Callable[[], Any]] = {}  # to be sent ahead of need, in order
+        self._unclaimed: set[str] = set()  # sent ahead, not yet asked for by an item
         self._by_ref: dict[str, asyncio.Future] = {}  # every image handed over, and its hash once known
 
     async def start(self) -> None:
@@ -116,6 +122,9 @@ class DrawingProcess:
             self._send(ref, draw)
         elif ref in self._later:  # handed over ahead and not sent yet: needed now
             self._send(ref, self._later.pop(ref))
+        elif ref in self._unclaimed:  # drawn ahead (or being drawn): the child may go further
+            self._unclaimed.discard(ref)
+            self._send_ahead()
         return await asyncio.shield(pending)  # items showing the same image share one drawing
 
     def _send(self, ref: str, draw: Callable[[], Any]) -> None:
@@ -136,8 +145,15 @@ class DrawingProcess:
             self._fail_all()
 
     def _send_ahead(self) -> None:
-        while self._later and len(self._waiting) < _AHEAD_IN_FLIGHT and self._ready.is_set() and not self._broken:
+        while (
+            self._later
+            and len(self._waiting) < _AHEAD_IN_FLIGHT
+            and len(self._unclaimed) < _AHEAD_LEAD
+            and self._ready.is_set()
+            and not self._broken
+        ):
             ref = next(iter(self._later))
+            self._unclaimed.add(ref)
             self._send(ref, self._later.pop(ref))
 
     async def wait_ready(self) -> bool:
@@ -209,6 +225,7 @@ class DrawingProcess:
                 waiter.set_result(None)
         self._waiting.clear()
         self._later.clear()
+        self._unclaimed.clear()
 
 
 def _child_environment() -> dict[str, str]:

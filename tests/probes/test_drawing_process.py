@@ -211,6 +211,29 @@ def test_images_handed_over_ahead_are_drawn_before_any_item_asks_for_them(tmp_pa
         assert cache.get(f"{content_hash}.{PNG_FAST}") is not None
 
 
+def test_the_child_stays_a_bounded_lead_ahead_of_the_items(tmp_path, monkeypatch):
+    # Against a slow server the child must not draw a whole long run ahead (the image cache could
+    # evict early images before they are sent): it waits once its lead is full, and goes on as
+    # items ask for what it drew.
+    monkeypatch.setattr(drawing_process, "_AHEAD_LEAD", 5)
+    cache = ImageCache(tmp_path / "images")
+    sources = _drawn_sources("blind/touching-circles", {"canvas": ["384"]}, count=12)
+
+    async def work(drawing):
+        for source in sources:
+            drawing.ahead(source.ref, source.pixels)
+        await _until(lambda: drawing.drawn >= 5, "the lead")
+        sent_with_a_full_lead = next(drawing._jobs)  # the number the next job would get
+        hashes = [await drawing.hash_of(source.ref, source.pixels) for source in sources[:3]]
+        await _until(lambda: drawing.drawn >= 8, "three more, for the three asked for")
+        rest = [await drawing.hash_of(source.ref, source.pixels) for source in sources[3:]]
+        return sent_with_a_full_lead, hashes + rest, drawing.drawn
+
+    sent_with_a_full_lead, hashes, drawn = asyncio.run(_with_child(cache, work))
+    assert sent_with_a_full_lead == 5  # every drawing the child had was answered, and no sixth was sent
+    assert drawn == len(sources) and None not in hashes
+
+
 def test_an_image_asked_for_before_the_child_is_ready_is_taken_back(tmp_path):
     # Handed over ahead, then needed before the child could take it: the runner draws it, and
     # the child, once ready, draws only the others.
