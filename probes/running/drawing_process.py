@@ -168,8 +168,9 @@ class DrawingProcess:
     async def close(self) -> None:
         """End the child. An idle one (every image answered) holds nothing: it is killed at once,
         which is quicker than its interpreter's exit. One still drawing (a stopped run) is let
-        finish the image in hand, so no half-written file stays in the cache; killed if it does
-        not within the grace period."""
+        finish what it was sent (a few images: those asked for, and _AHEAD_IN_FLIGHT ahead), so
+        no half-written file stays in the cache; killed if it does not within the grace period.
+        What was handed over ahead and not yet sent is dropped."""
         if self._starting is not None:  # a child being started is ended too
             await asyncio.gather(self._starting, return_exceptions=True)
         process, self._process = self._process, None
