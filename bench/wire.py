@@ -135,10 +135,9 @@ def _watch_sends_once_loaded() -> dict[str, float]:
     marks: dict[str, float] = {}
 
     def watched(self):
-        client = new_client(self)
-        if not getattr(OpenAIBackend, "_bench_watched", False):
-            OpenAIBackend._bench_watched = True
-            _watch_sends(marks)
+        client = new_client(self)  # the SDK is loaded now
+        OpenAIBackend._new_client = new_client  # watched once
+        _watch_sends(marks)
         return client
 
     OpenAIBackend._new_client = watched

@@ -146,13 +146,18 @@ class ImagePart:
             sent = self.as_file()
             if sent is not None:
                 return file_digest(sent.data)
-            return content_digest(self._own_png())
+            return content_digest(self.own_png())
 
         return self._memoised("sha256", digest)
 
-    def _own_png(self) -> bytes:
-        """PNG_FAST made from this part's pixels, once (hashed, then sent as they are)."""
-        return self._memoised("own png", lambda: encode_png(self))
+    def own_png(self) -> bytes:
+        """PNG_FAST made from this part's pixels, once: hashed (`sha256`), then sent (`png`)."""
+
+        def make() -> bytes:
+            width, height = self.size
+            return encode_rgb_pixels(self.rgb_bytes, width, height)
+
+        return self._memoised("own png", make)
 
     def encoded_as(self, encoding: str, make: Callable[[ImagePart], bytes]) -> EncodedImage:
         """The image in `encoding` (a name that fixes the bytes, e.g. PNG_FAST), made by
@@ -160,11 +165,8 @@ class ImagePart:
         with self._lock:  # one encoding per part at a time: concurrent senders share the work
             found = self._memo.get(("encoded", encoding))
             if found is None:
-                # The key first: hashing an image drawn or decoded here makes its PNG_FAST bytes.
-                key = f"{self.sha256}.{encoding}" if self.encodings else None
-                own = self._memo.get("own png") if encoding == PNG_FAST else None
-                build = (lambda: own) if own is not None else (lambda: make(self))
-                data = self.encodings.fetch(key, build) if key else build()
+                build = lambda: make(self)  # noqa: E731
+                data = self.encodings.fetch(f"{self.sha256}.{encoding}", build) if self.encodings else build()
                 found = self._memo[("encoded", encoding)] = EncodedImage.of(data)
                 self.let_go()  # the bytes are kept; the pixels can go
             return found
@@ -212,9 +214,8 @@ class ImagePart:
 
 
 def encode_png(part: ImagePart) -> bytes:
-    """PNG_FAST: the part's RGB pixels, fast deflate."""
-    width, height = part.size
-    return encode_rgb_pixels(part.rgb_bytes, width, height)
+    """PNG_FAST: the part's RGB pixels, fast deflate (made once, for its hash or for sending)."""
+    return part.own_png()
 
 
 def pixel_hash(image: Image.Image) -> str:

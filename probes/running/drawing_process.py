@@ -1,7 +1,7 @@
 """Canvas stimuli drawn, hashed and PNG-encoded in a child process, into the image cache.
 
-Against a server that answers in milliseconds, a first run's image work (drawing, the pixel
-hash, deflate) competes with the event loop for the GIL: every numpy call lets go of it and
+Against a server that answers in milliseconds, a first run's image work (drawing, deflate,
+the hash) competes with the event loop for the GIL: every numpy call lets go of it and
 waits up to the switch interval to get it back while the loop runs the SDK's Python, so on two
 cores the image threads managed a quarter of their speed alone (`python -m bench.wire`). In a
 child process the same work has an interpreter of its own, and the parent only learns each
@@ -246,12 +246,14 @@ def _send(stream: Any, message: object) -> None:
     stream.flush()
 
 
+def _no_picture() -> None:
+    raise AssertionError("the child encodes drawn pixels; it never makes a picture")
+
+
 def child_main(root: str, max_bytes: int) -> None:
-    # The same functions the runner's own threads use: the same hash, the same bytes.
     import numpy  # noqa: F401 - what every canvas is drawn with: loaded before saying ready
 
-    from models.png import encode_rgb_pixels
-    from models.types import PNG_FAST, content_digest, drawn_rows
+    from models.types import ImagePart
 
     cache = ImageCache(root, max_bytes)
     # Replies go on a copy of stdout; anything a library prints goes to stderr, not into them.
@@ -266,11 +268,12 @@ def child_main(root: str, max_bytes: int) -> None:
         data = requests.read(length)
         try:
             # Unpickling imports the stimulus's module here; a drawing that does not come back
-            # as it was sent (a method not found by its name) costs only its own job.
-            size, rows = drawn_rows(pickle.loads(data)())
-            png = encode_rgb_pixels(rows, *size)
-            content_hash = content_digest(png)
-            cache.put(f"{content_hash}.{PNG_FAST}", png)
+            # as it was sent (a method not found by its name) costs only its own job. The part
+            # is what the runner's threads make of a drawing: the same hash, the same bytes,
+            # cached under the same key.
+            part = ImagePart(_no_picture, pixels=pickle.loads(data), encodings=cache)
+            part.png()
+            content_hash = part.sha256
         except Exception:  # noqa: BLE001 - the runner draws it and meets the error in the item
             content_hash = None
         _send(replies, (job, content_hash))

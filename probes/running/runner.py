@@ -130,10 +130,10 @@ class Runner:
         if os.environ.get("PROBE_DRAWING_PROCESS", "1").strip() == "0":
             return False
         try:
-            first = perturb.apply(plan.items[0], plan.perturbation)
+            first = self._images(plan.items[0])
         except ProbeError:
             return False  # preflight says why
-        return any(source.pixels is not None for source in first.images)
+        return any(source.pixels is not None for source in first)
 
     async def run(
         self,
