@@ -51,6 +51,7 @@ class Row:
     unparsed: int | None
     errors: int | None
     refused: int | None = 0
+    ungraded: int | None = 0  # replies left out of n: no right answer under this condition (the reason is stored)
     mean_latency: float | None = None
     source: str = "measured"  # measured | published | chance
     paper: str | None = None  # for published rows
@@ -96,6 +97,7 @@ def _row(key: tuple[str, str, str, str, str], members: list[Result]) -> Row:
         unparsed=sum(1 for r in members if r.status is Status.UNPARSED),
         errors=sum(1 for r in members if r.status is Status.ERROR),
         refused=sum(1 for r in members if r.status is Status.REFUSED),
+        ungraded=sum(1 for r in members if r.ungraded and r.status is not Status.ERROR),
         mean_latency=round(sum(latencies) / len(latencies), 3) if latencies else None,
     )
 
@@ -151,7 +153,7 @@ def reference_row(
     note: str | None = None,
 ) -> Row:
     return Row(benchmark, model, mode, "none", group, None, None, accuracy, None, None, None, None, None,
-               source=source, paper=paper, note=note)  # fmt: skip
+               ungraded=None, source=source, paper=paper, note=note)  # fmt: skip
 
 
 def mode_agreement(results: Iterable[Result], modes: Sequence[str]) -> dict[str, Any]:

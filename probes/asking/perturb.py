@@ -1,10 +1,16 @@
-"""Named transforms of an item before prompting.
+"""Named transforms of an item before prompting, and what each does to the truth.
 
-- `none`
+- `none`: the item as it is.
 - `no-image`: every image removed, the examples' too (what the language prior alone answers);
-- `flip-vertical`: upside down by a top-bottom mirror (IllusionVQA Table 2), so left stays left;
-- `grayscale`;
-- `resize-256`: the longer side scaled to 256 px, aspect kept;
+  graded against the item's answer.
+- `flip-vertical` (upside down): the picture mirrored top to bottom (IllusionVQA Table 2), so left
+  stays left. The truth follows the picture sent: places along the flip swap (a longer top line
+  is now the bottom one), counts stay counted, and where it cannot be known the reply is kept
+  ungraded with the reason (`probes.core.truth`; each family declares its rule).
+- `flip-horizontal` (mirror): the picture mirrored left to right; the truth follows as above
+  (left and right swap).
+- `grayscale`: the picture without colour; a question about a colour is left ungraded.
+- `resize-256`: the longer side scaled to 256 px, aspect kept; the truth stands.
 - `rotate-options-k`: options shifted k places (option i is shown at place i - k), the target
   follows its option: a consistent model's accuracy does not move;
 - `rotate-options-all`: every rotation of each multiple-choice item, asked as `rotate-options-0`
@@ -21,10 +27,12 @@ from collections.abc import Callable, Sequence
 
 from PIL import Image, ImageOps
 
+from probes.core.benchmark import Benchmark
 from probes.core.errors import PerturbationError
+from probes.core.truth import PICTURE_TRANSFORMS
 from probes.core.types import POSITIVE_ANSWER, AnswerKind, ImageSource, Item
 
-FIXED = ("none", "no-image", "flip-vertical", "grayscale", "resize-256")
+FIXED = ("none", "no-image", "flip-vertical", "flip-horizontal", "grayscale", "resize-256")
 _ROTATE = re.compile(r"rotate-options-(\d+)")
 
 
@@ -65,9 +73,11 @@ def _resize_256(image: Image.Image) -> Image.Image:
 
 _IMAGE_TRANSFORMS: dict[str, Callable[[Image.Image], Image.Image]] = {
     "flip-vertical": ImageOps.flip,
+    "flip-horizontal": ImageOps.mirror,
     "grayscale": ImageOps.grayscale,
     "resize-256": _resize_256,
 }
+assert set(_IMAGE_TRANSFORMS) == set(PICTURE_TRANSFORMS)
 
 
 def _transformed(source: ImageSource, name: str) -> ImageSource:
@@ -75,7 +85,19 @@ def _transformed(source: ImageSource, name: str) -> ImageSource:
     return ImageSource(f"{source.ref}|{name}", lambda: transform(source.load()))
 
 
-def apply(item: Item, name: str) -> Item:
+def images(item: Item, name: str) -> tuple[ImageSource, ...]:
+    """The images `item` is sent with under perturbation `name` (its truth left aside)."""
+    check(name)
+    if name == "no-image":
+        return ()
+    if name in _IMAGE_TRANSFORMS:
+        return tuple(_transformed(s, name) for s in item.images)
+    return item.images
+
+
+def apply(benchmark: Benchmark, item: Item, name: str) -> Item:
+    """`item` as asked under perturbation `name`: its images, options and truth as sent (a
+    picture transform's truth as `benchmark` declares it, `Benchmark.truth_under`)."""
     check(name)
     if name == ALL_ROTATIONS:
         raise PerturbationError(f"{ALL_ROTATIONS} stands for several rotations: expand it into them first")
@@ -84,7 +106,7 @@ def apply(item: Item, name: str) -> Item:
     if name == "no-image":
         return item.with_changes(images=())
     if name in _IMAGE_TRANSFORMS:
-        return item.with_changes(images=tuple(_transformed(s, name) for s in item.images))
+        return benchmark.truth_under(item.with_changes(images=images(item, name)), name)
     shift = int(_ROTATE.fullmatch(name).group(1))
     if item.kind is not AnswerKind.CHOICE or not item.options:
         raise PerturbationError(f"{name} needs multiple-choice items; {item.benchmark} item {item.id} has no options")

@@ -92,7 +92,7 @@ def assemble_prompt(
 ) -> tuple[Item, Prompt]:
     """The perturbed item and its full prompt, examples included: what a model is sent.
     The part builders let the runner reuse cached hashes and encoded example images."""
-    item = perturb.apply(original, perturbation)
+    item = perturb.apply(benchmark, original, perturbation)
     examples = benchmark.select_examples(item, mode.shots) if mode.shots else []
     plain = _plain_parts
     query_parts, example_parts = query_parts or plain, example_parts or plain

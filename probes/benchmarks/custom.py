@@ -235,7 +235,7 @@ class UploadSet(Benchmark):
             item = item_from_record(
                 cls.id, {**record, "kind": "text"} if not options else {**record, "answer": "a"}, tuple(sources)
             )
-            item = item.with_changes(target=None)
+            item = item.with_changes(target=None, ungraded_because="no answer given: shown, not graded")
         return cls(item, notes)
 
     def load_items(self) -> list[Item]:

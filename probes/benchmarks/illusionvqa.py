@@ -22,6 +22,13 @@ assistant turn "Answer: {letter}", as DESIGN.md asks of every few-shot prompt. 4
 paper's CoT instruction and the examples' reasoning. The paper ran CoT on soft-localization only;
 comprehension examples have no reasoning, so their CoT turns hold the answer alone.
 
+Transformed pictures (`probes.core.truth`): mirrored, a soft-localization item's impossible
+object is on the other side (The left object and The right object swap; both and neither stay);
+upside down its answer stands. A comprehension item's truth is unknown when its question or
+options name a place the transform moves (the object on the left, the top line) or, in grayscale,
+a colour, and for the Upside-Down category turned upside down (two pictures in one: turned, it
+shows the other); otherwise it stands, as in the paper's own flipped-image probe (Table 2).
+
 `--param subset=fewshot` asks the 4 train examples themselves while they sit in the context
 (Appendix H: models still fail them).
 
@@ -54,6 +61,7 @@ from typing import Any
 from PIL import Image
 
 from models.types import ImagePart, TextPart
+from probes.core import truth
 from probes.core.benchmark import Benchmark
 from probes.core.errors import BenchmarkError
 from probes.core.registry import register
@@ -186,6 +194,17 @@ class IllusionVQA(Benchmark):
             params={"id": row.get("id"), "image": row.get("image_name")},
             reasoning=row.get("reasoning") or None,
         )
+
+    def truth_under(self, item: Item, transform: str) -> Item:
+        if self.soft:
+            if truth.REFLECTIONS.get(transform) == "columns":
+                return truth.swap_options(item, [("The left object", "The right object")])
+            return item
+        if transform == "flip-vertical" and item.groups.get("raw_category", "").strip().lower() == "upside-down":
+            return truth.unknown(
+                item, "truth unknown upside down: an Upside-Down illusion shows another picture turned"
+            )
+        return truth.by_words(item, transform)
 
     # --- prompting -----------------------------------------------------------------------
 

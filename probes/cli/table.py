@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from probes.analysis.scoring import Row
 
 HEADER = ("benchmark", "model", "mode", "perturbation", "group", "n", "accuracy", "95% CI", "unparsed", "refused",
-          "errors", "source")  # fmt: skip
+          "ungraded", "errors", "source")  # fmt: skip
 
 
 def table(rows: Sequence[Row]) -> str:
@@ -21,11 +21,11 @@ def table(rows: Sequence[Row]) -> str:
         source = f"published ({row.paper.split(',')[0]})" if row.paper else row.source
         if row.note:
             source += f" [{notes.setdefault(row.note, len(notes) + 1)}]"
-        n, unparsed, refused, errors = (
-            "-" if v is None else str(v) for v in (row.n, row.unparsed, row.refused, row.errors)
+        n, unparsed, refused, ungraded, errors = (
+            "-" if v is None else str(v) for v in (row.n, row.unparsed, row.refused, row.ungraded, row.errors)
         )
         lines.append((row.benchmark, row.model, row.mode, row.perturbation, row.group, n, accuracy, interval, unparsed,
-                      refused, errors, source))  # fmt: skip
+                      refused, ungraded, errors, source))  # fmt: skip
     widths = [max(len(line[i]) for line in lines) for i in range(len(HEADER))]
     text = "\n".join("  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip() for line in lines)
     return text + "".join(f"\n[{number}] {note}" for note, number in notes.items())

@@ -6,6 +6,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 
 from models.types import ImagePart, TextPart
+from probes.core import truth
 from probes.core.errors import BenchmarkError
 from probes.core.types import AnswerKind, Item, LabelStyle, Mode, Parsed
 from probes.reading.correctness import is_correct
@@ -106,6 +107,15 @@ class Benchmark(ABC):
         """Read a reply. By default the shared parser; a paper with its own scoring rule
         (DiscriBench's regex) overrides this to grade exactly as the paper did."""
         return parse_item_reply(reply, item)
+
+    def truth_under(self, item: Item, transform: str) -> Item:
+        """The item as sent with its picture transformed (`transform`, one of
+        `truth.PICTURE_TRANSFORMS`; its images are already transformed): its answer, options and
+        measured geometry as they hold for the picture sent, or its truth marked unknown
+        (`truth.unknown`). Grading never compares a reply with the truth of a picture that was
+        not sent. Default: the truth stands unless the item's words name what the transform
+        changes (`truth.by_words`); a family that knows its answers declares better."""
+        return truth.by_words(item, transform)
 
     def grade(self, item: Item, parsed: Parsed) -> tuple[bool | None, float | None]:
         """(correct, score). By default right or wrong, scoring 1 or 0; texture generation

@@ -82,6 +82,9 @@ class Item:
     seed: int | None = None
     reasoning: str | None = None  # a worked explanation, for chain-of-thought examples
     answer_space: tuple[str, ...] = ()  # well-formed replies, for baseline/chance
+    # Why the item has no right answer as asked (target None): an answer key left out, targets
+    # that measure equal, or a condition under which its truth cannot be known (`core.truth`).
+    ungraded_because: str | None = None
 
     @property
     def labels(self) -> list[str]:
@@ -254,6 +257,7 @@ class Result:
     input_tokens: int | None = None
     output_tokens: int | None = None
     error: str | None = None
+    ungraded: str | None = None  # why a reply was not graded (the item's `ungraded_because`)
     prompt_hash: str | None = None
     cache_key: str | None = None
     groups: Mapping[str, str] = field(default_factory=dict)

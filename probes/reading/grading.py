@@ -54,6 +54,7 @@ def grade_reply(
         parsed=jsonable(parsed.value),
         correct=correct,
         score=score,
+        ungraded=item.ungraded_because if correct is None and score is None else None,
         **fields,
     )
 

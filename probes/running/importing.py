@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from probes.asking.perturb import apply as apply_perturbation
 from probes.asking.perturb import check as check_perturbation
 from probes.core.benchmark import Benchmark
 from probes.core.errors import InputRejected, UsageError
@@ -102,7 +103,9 @@ def import_file(
                 raise RecordError(
                     f"{where}: {benchmark.id} has no item {item_id!r}; give target (and options) in the record"
                 )
-            item = known[item_id]
+            # The item as that condition showed it: the options in the order shown, the truth of
+            # the picture sent (a record's own target is already the truth it was asked under).
+            item = apply_perturbation(benchmark, known[item_id], condition.perturbation)
             if style is not None and item.kind is AnswerKind.CHOICE:
                 item = item.with_changes(label_style=style)
         ref = replace(ItemRef.of(item, Origin.IMPORT), source_file=path.name)

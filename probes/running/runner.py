@@ -100,7 +100,7 @@ def preflight(plan: RunPlan) -> None:
         backend.check()  # raises Unavailable naming the missing key, package or weights
     try:
         perturb.check(plan.perturbation)
-        first = perturb.apply(plan.items[0], plan.perturbation)
+        first = perturb.apply(plan.benchmark, plan.items[0], plan.perturbation)
         if plan.mode.shots:
             plan.benchmark.select_examples(first, plan.mode.shots)
     except ProbeError as exc:
@@ -277,7 +277,7 @@ class Runner:
 
     def _images(self, item: Item) -> tuple[ImageSource, ...]:
         """The images an item is sent with (after the run's perturbation)."""
-        return perturb.apply(item, self.plan.perturbation).images
+        return perturb.images(item, self.plan.perturbation)
 
     async def _in_thread(self, function, *args):
         return await asyncio.get_running_loop().run_in_executor(self._executor, function, *args)
@@ -316,7 +316,7 @@ class Runner:
         already known by hash and whose request is cached. Returns those results, and what the
         workers are to ask: the prompt of an item that missed the cache, or the item itself when
         one of its images is new (drawn or decoded in a worker, not here)."""
-        queries = [(original, perturb.apply(original, self.plan.perturbation).images) for original in items]
+        queries = [(original, perturb.images(original, self.plan.perturbation)) for original in items]
         self.parts.resolve([source.ref for _, sources in queries for source in sources])
         built: list[_Prepared] = []
         jobs: list[Item | _Prepared] = []

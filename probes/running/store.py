@@ -30,12 +30,24 @@ from models.types import Output, Usage
 from probes.core.errors import InputRejected
 from probes.core.types import ItemRef, Origin, Result, Status
 
-SCHEMA_VERSION = 3  # 2: results.score; 3: results.origin
+SCHEMA_VERSION = 4  # 2: results.score; 3: results.origin; 4: results.ungraded
 RESULT_COLUMNS = (
     "benchmark", "item_id", "model", "mode", "perturbation", "status", "reply", "parsed", "correct", "score", "target",
     "latency", "input_tokens", "output_tokens", "error", "prompt_hash", "cache_key", "groups", "item_ref", "created_at",
-    "origin",
+    "origin", "ungraded",
 )  # fmt: skip
+# Before version 4 a transformed picture was graded against the upright picture's answer. The
+# benchmarks whose truth the transform cannot change kept right grades; every other result under
+# it is taken out of the scores until it is graded again (a re-run regrades it from the cache).
+_TRUTH_KEPT_BEFORE_V4 = {
+    "flip-vertical": (
+        "blind/touching-circles", "blind/line-intersections", "blind/olympic-circles", "blind/olympic-pentagons",
+        "blind/nested-squares", "blind/grid-count", "blind/subway-paths", "illusion/ebbinghaus", "illusion/delboeuf",
+        "illusion/vertical-horizontal", "illusion/zoellner", "illusionvqa/soft-localization",
+    ),
+    "grayscale": ("blind/%", "illusion/%", "illusionvqa/soft-localization"),
+}  # fmt: skip
+REGRADE = "graded before its truth followed the picture sent: run (or import) it again to regrade it"
 _INSERT_RESULT = (
     f"INSERT OR REPLACE INTO results ({', '.join(RESULT_COLUMNS)}) VALUES ({', '.join('?' * len(RESULT_COLUMNS))})"
 )
@@ -81,6 +93,7 @@ CREATE TABLE IF NOT EXISTS results (
     item_ref TEXT NOT NULL,
     created_at REAL NOT NULL,
     origin TEXT NOT NULL DEFAULT 'run',
+    ungraded TEXT,
     PRIMARY KEY (benchmark, item_id, model, mode, perturbation)
 );
 CREATE INDEX IF NOT EXISTS results_by_model ON results (model, benchmark);
@@ -104,6 +117,16 @@ def _enter_wal(db: sqlite3.Connection) -> None:
             if "locked" not in str(exc) or time.monotonic() > deadline:
                 raise
             time.sleep(0.01)
+
+
+def _ungrade_transformed_before_v4(db: sqlite3.Connection) -> None:
+    for perturbation, kept in _TRUTH_KEPT_BEFORE_V4.items():
+        keep = " AND ".join("benchmark NOT LIKE ?" for _ in kept)
+        db.execute(
+            f"UPDATE results SET correct = NULL, score = NULL, ungraded = ? WHERE perturbation = ? AND status != 'error'"
+            f" AND {keep}",
+            (REGRADE, perturbation, *kept),
+        )
 
 
 def default_path() -> Path:
@@ -151,6 +174,9 @@ class Store:
                                 "UPDATE results SET origin = ? WHERE json_extract(item_ref, ?) IS NOT NULL",
                                 (origin, f"$.{key}"),
                             )
+                    if "ungraded" not in columns:
+                        self._db.execute("ALTER TABLE results ADD COLUMN ungraded TEXT")
+                        _ungrade_transformed_before_v4(self._db)
                     self._db.execute(
                         "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
                     )
@@ -264,7 +290,7 @@ class Store:
              result.score, json.dumps(result.target), result.latency, result.input_tokens, result.output_tokens, result.error,
              result.prompt_hash, result.cache_key, json.dumps(dict(result.groups), sort_keys=True),
              json.dumps(result.item_ref.as_dict() if result.item_ref else {}, sort_keys=True, default=str), now,
-             result.origin.value)
+             result.origin.value, result.ungraded)
             for result, _, _ in entries
         ]  # fmt: skip
         replies = [row for row in results if row[5] != Status.ERROR.value]
@@ -312,8 +338,8 @@ class Store:
         references beyond their origin): a fraction of the decoding work of `results()`."""
         with self._lock:
             rows = self._db.execute(
-                "SELECT benchmark, item_id, model, mode, perturbation, status, correct, score, latency, groups, origin"
-                " FROM results"  # no ORDER BY: aggregation does not care, and sorting 100,000 rows does
+                "SELECT benchmark, item_id, model, mode, perturbation, status, correct, score, latency, groups, origin,"
+                " ungraded FROM results"  # no ORDER BY: aggregation does not care, and sorting 100,000 rows does
             ).fetchall()
         groups: dict[str, dict[str, str]] = {}  # results share a few distinct group sets: decode each once
         statuses = {status.value: status for status in Status}
@@ -331,8 +357,9 @@ class Store:
                 latency=latency,
                 groups=groups[raw] if raw in groups else groups.setdefault(raw, json.loads(raw)),
                 item_ref=ItemRef(benchmark, item_id, origins[origin]),
+                ungraded=ungraded,
             )  # fmt: skip
-            for benchmark, item_id, model, mode, perturbation, status, correct, score, latency, raw, origin in rows
+            for benchmark, item_id, model, mode, perturbation, status, correct, score, latency, raw, origin, ungraded in rows
         ]
 
     def count(self) -> int:
@@ -342,7 +369,8 @@ class Store:
 
 def _result(row: tuple[Any, ...]) -> Result:
     (benchmark, item_id, model, mode, perturbation, status, reply, parsed, correct, score, target,
-     latency, input_tokens, output_tokens, error, prompt_hash, cache_key, groups, item_ref, created_at, _) = row  # fmt: skip
+     latency, input_tokens, output_tokens, error, prompt_hash, cache_key, groups, item_ref, created_at, _,
+     ungraded) = row  # fmt: skip
     return Result(
         benchmark=benchmark,
         item_id=item_id,
@@ -359,6 +387,7 @@ def _result(row: tuple[Any, ...]) -> Result:
         input_tokens=input_tokens,
         output_tokens=output_tokens,
         error=error,
+        ungraded=ungraded,
         prompt_hash=prompt_hash,
         cache_key=cache_key,
         groups=json.loads(groups),

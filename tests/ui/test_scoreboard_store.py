@@ -89,7 +89,7 @@ def _answers(benchmark: Benchmark, items: list[Item], model: str, mode: Mode, re
     condition = Condition(mode, perturbation)
     entries = []
     for original in items:
-        item = perturb.apply(original, perturbation)
+        item = perturb.apply(benchmark, original, perturbation)
         answer = reply(original, item)  # the item as first drawn, and as asked (options rotated)
         result = grade_reply(benchmark, item, answer, model, condition, ItemRef.of(item, origin), latency=0.4)
         entries.append((result, None, ""))

@@ -41,7 +41,7 @@ class PixelsBaseline(ItemBaseline):
 
     model_id = "baseline/pixels"
     # Versioned: cached answers of an earlier analysis must not be served for a changed one.
-    endpoint = "local:pixels-v2"  # v2: answers illusion/* too
+    endpoint = "local:pixels-v3"  # v2: answers illusion/* too; v3: reads a subway map upside down
     default_concurrency = 2  # CPU-bound numpy work in threads: about one per core
 
     async def answer(self, item: Item, prompt: Prompt, config: GenerateConfig) -> Output:

@@ -25,16 +25,6 @@ from probes.stimuli.illusions import FAMILIES, Illusion
 from probes.stimuli.illusions.measure import MeasureError
 
 PREFIX = "illusion/"
-# How each figure's two targets are told apart: by their vertical or horizontal centre.
-PLACES: dict[str, tuple[str, tuple[str, str]]] = {
-    "mueller-lyer": ("y", ("top", "bottom")),
-    "ponzo": ("y", ("top", "bottom")),
-    "zoellner": ("y", ("top", "bottom")),
-    "ebbinghaus": ("x", ("left", "right")),
-    "delboeuf": ("x", ("left", "right")),
-    "vertical-horizontal": ("x", ("left", "right")),
-    "poggendorff": ("x", ("left", "right")),
-}
 SPECK = 0.02  # red blobs under this share of the largest are noise (a resized image's fringe)
 
 
@@ -69,9 +59,10 @@ def find_targets(cls: type[Illusion], image: Image.Image) -> dict[str, tuple[np.
         raise AnalysisError(f"expected two red targets, found {len(big)} red shapes")
     labels = found.labels(mask.shape)
     pixels = [np.nonzero(labels == index + 1) for index in big]
-    axis, names = PLACES[cls.family]
-    coordinate = 0 if axis == "y" else 1
+    # The two targets are told apart by their vertical or horizontal centre, as the figure names them.
+    coordinate = 0 if cls.target_axis == "y" else 1
     first, second = sorted(pixels, key=lambda p: float(p[coordinate].mean()))
+    names = cls.target_places()
     return {names[0]: first, names[1]: second}
 
 

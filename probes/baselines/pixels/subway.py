@@ -1,7 +1,8 @@
 """Subway maps: how many single-coloured paths join two stations?
 
 1. The stations are the black letters. Each is read by its topology, as a child learns them:
-   A stands on two legs; of the others, B has two holes, D one and C none.
+   A stands on two legs (they point up on a map turned upside down); of the others, B has two
+   holes, D one and C none.
 2. The path colours are the saturated colours that fill many pixels and are not just a paler
    (anti-aliased) edge of another one.
 3. Each colour's ink is followed as connected components. Where another path crosses on top,
@@ -98,10 +99,12 @@ def read_station_letters(level: np.ndarray, spread: np.ndarray) -> list[Letter]:
 
 
 def name_letter(shape: np.ndarray) -> str:
-    """A, B, C or D from a letter's ink (rows top to bottom); "?" for anything else."""
-    foot = shape[max(0, shape.shape[0] - 1 - max(1, shape.shape[0] // 20))]
-    if len(runs_1d(foot)[0]) == 2:
-        return "A"  # the only one on two legs (small bold type may fill its hole)
+    """A, B, C or D from a letter's ink (rows top to bottom); "?" for anything else. Read as a
+    person reads a map turned upside down or in a mirror: the letters are the same letters."""
+    inset = max(1, shape.shape[0] // 20)
+    foot, head = shape[max(0, shape.shape[0] - 1 - inset)], shape[min(shape.shape[0] - 1, inset)]
+    if any(len(runs_1d(row)[0]) == 2 for row in (foot, head)):
+        return "A"  # the only one on two legs, upright or upside down (small bold type may fill its hole)
     return {0: "C", 1: "D", 2: "B"}.get(_holes(shape), "?")
 
 

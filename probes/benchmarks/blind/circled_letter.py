@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import itertools
 
-from probes.benchmarks.blind import SOURCE
+from probes.benchmarks.blind import SOURCE, BlindTruth
 from probes.benchmarks.blind.released import released
 from probes.benchmarks.generated import EXAMPLE_SEED_BASE, GeneratedBenchmark, Param
 from probes.core.registry import register
@@ -63,7 +63,7 @@ def _ordinal(n: int) -> str:
     return f"{n}{suffix}"
 
 
-class CircledLetterBenchmark(GeneratedBenchmark):
+class CircledLetterBenchmark(BlindTruth, GeneratedBenchmark):
     expansion = max(len(word) for word in WORDS)  # letter=all: each of the word's letters
     id = "blind/circled-letter"
     title = "Circled letter: which letter has a red oval around it?"

@@ -35,7 +35,7 @@ from __future__ import annotations
 import itertools
 import random
 
-from probes.benchmarks.blind import SOURCE
+from probes.benchmarks.blind import SOURCE, BlindTruth
 from probes.benchmarks.blind.released import released
 from probes.benchmarks.generated import EXAMPLE_SEED_BASE, GeneratedBenchmark, Param, format_answer
 from probes.core.registry import register
@@ -50,7 +50,7 @@ def shape_size(n: int, shape: str) -> tuple[int, int]:
     return {"square": (n, n), "wide": (n, n + 1), "tall": (n + 1, n)}[shape]
 
 
-class GridCount(GeneratedBenchmark):
+class GridCount(BlindTruth, GeneratedBenchmark):
     id = "blind/grid-count"
     title = "Grids: how many rows and columns?"
     source = SOURCE

@@ -42,7 +42,7 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
-from probes.benchmarks.blind import SOURCE
+from probes.benchmarks.blind import SOURCE, BlindTruth
 from probes.benchmarks.blind.released import released
 from probes.benchmarks.generated import EXAMPLE_SEED_BASE, GeneratedBenchmark, Param
 from probes.core.registry import register
@@ -116,7 +116,7 @@ def spread(total: int, axes: Sequence[Sequence[Any]]) -> dict[tuple[Any, ...], i
     return counts
 
 
-class LineIntersections(GeneratedBenchmark):
+class LineIntersections(BlindTruth, GeneratedBenchmark):
     id = "blind/line-intersections"
     title = "Line plots: how many times do the blue and red lines meet?"
     source = SOURCE

@@ -33,7 +33,7 @@ import itertools
 import random
 from typing import Any
 
-from probes.benchmarks.blind import SOURCE
+from probes.benchmarks.blind import SOURCE, BlindTruth
 from probes.benchmarks.blind.released import released
 from probes.benchmarks.generated import EXAMPLE_SEED_BASE, GeneratedBenchmark, Param
 from probes.core.registry import register
@@ -77,7 +77,7 @@ def draw_squares(depth: int, thickness: float, canvas: int, key: str) -> NestedS
     raise ValueError(f"no layout of {depth} nested squares fits at thickness {thickness} ({key})")
 
 
-class NestedSquaresBenchmark(GeneratedBenchmark):
+class NestedSquaresBenchmark(BlindTruth, GeneratedBenchmark):
     id = "blind/nested-squares"
     title = "Nested squares: how many squares?"
     source = SOURCE

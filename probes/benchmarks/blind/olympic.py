@@ -45,7 +45,7 @@ import itertools
 import random
 from typing import Any, ClassVar
 
-from probes.benchmarks.blind import SOURCE
+from probes.benchmarks.blind import SOURCE, BlindTruth
 from probes.benchmarks.blind.released import released
 from probes.benchmarks.generated import (
     EXAMPLE_SEED_BASE,
@@ -67,7 +67,7 @@ CANVASES = (384, 769, 1155)
 EXAMPLE_CANVASES = (400, 512, 640, 800, 1000)  # few-shot canvases, none of the test grid's
 
 
-class OlympicBenchmark(GeneratedBenchmark):
+class OlympicBenchmark(BlindTruth, GeneratedBenchmark):
     shape: ClassVar[str]
     sizes: ClassVar[tuple[str, str]]  # the release's two sizes
     source = SOURCE

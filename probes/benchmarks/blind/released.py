@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from probes.benchmarks.blind import BlindTruth
 from probes.core.benchmark import Benchmark
 from probes.core.errors import BenchmarkError
 from probes.core.types import AnswerKind, ImageSource, Item
@@ -56,7 +57,7 @@ def load_rows(source: str):
     return rows
 
 
-class ReleasedBlindTest(Benchmark):
+class ReleasedBlindTest(BlindTruth, Benchmark):
     """One task's rows of the release, asked as they were published."""
 
     def __init__(self, benchmark_id: str, source: str, generated: Benchmark):

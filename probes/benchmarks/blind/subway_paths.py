@@ -38,7 +38,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from probes.benchmarks.blind import SOURCE
+from probes.benchmarks.blind import SOURCE, BlindTruth
 from probes.benchmarks.blind.released import released
 from probes.benchmarks.generated import EXAMPLE_SEED_BASE, GeneratedBenchmark, Param, format_answer
 from probes.core.registry import register
@@ -55,7 +55,7 @@ def _pair(text: str) -> str:
     return "-".join(sorted(text.upper().replace("-", "").replace(" ", "")))
 
 
-class SubwayPaths(GeneratedBenchmark):
+class SubwayPaths(BlindTruth, GeneratedBenchmark):
     id = "blind/subway-paths"
     title = "Subway map: how many single-coloured paths join two stations?"
     source = SOURCE

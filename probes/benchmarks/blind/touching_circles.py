@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 import random
 
-from probes.benchmarks.blind import SOURCE
+from probes.benchmarks.blind import SOURCE, BlindTruth
 from probes.benchmarks.blind.released import released
 from probes.benchmarks.generated import (
     EXAMPLE_SEED_BASE,
@@ -28,7 +28,7 @@ from probes.core.types import AnswerKind
 from probes.stimuli.touching_circles import ORIENTATIONS, TwoCircles
 
 
-class TouchingCircles(GeneratedBenchmark):
+class TouchingCircles(BlindTruth, GeneratedBenchmark):
     id = "blind/touching-circles"
     title = "Two circles: touching or overlapping?"
     source = SOURCE

@@ -7,6 +7,7 @@ See the package docstring (`probes/benchmarks/illusion/__init__.py`) for the con
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import random
 from collections.abc import Mapping, Sequence
@@ -15,6 +16,7 @@ from typing import Any, ClassVar
 from probes.benchmarks.generated import EXAMPLE_SEED_BASE, GeneratedBenchmark, Param
 from probes.benchmarks.illusion.designs import ILLUSION_GAME, designs, game_differences, game_strengths
 from probes.core.errors import BenchmarkError
+from probes.core.truth import REFLECTIONS
 from probes.core.types import POSITIVE_ANSWER, AnswerKind, Item
 from probes.stimuli.illusions.base import INDUCERS, Illusion, view_box
 from probes.stimuli.illusions.measure import Measured, MeasureError
@@ -42,6 +44,9 @@ class EqualItem(Item):
 
     def target_text(self) -> str:
         return "equal" if self.target is None else super().target_text()
+
+
+EQUAL = "the red targets measure equal: no option is right"
 
 
 def signed(value: float) -> str:
@@ -276,7 +281,61 @@ class IllusionBenchmark(GeneratedBenchmark):
         params = {**item.params, POSITIVE_ANSWER: self.positive_answer(stimulus, prompt)}
         fields = {f.name: getattr(item, f.name) for f in dataclasses.fields(item)}
         fields.update(options=self.shown_options(stimulus, prompt), params=params)
-        return (Item if item.target is not None else EqualItem)(**fields)
+        if item.target is None:
+            return EqualItem(**{**fields, "ungraded_because": EQUAL})
+        return Item(**fields)
+
+    # --- the picture transformed ------------------------------------------------------------
+
+    def truth_under(self, item: Item, transform: str) -> Item:
+        """Upside down or mirrored, the truth is measured again on the picture sent (the same
+        rule, on the reflected targets, named by their new places), and the item's metadata says
+        what that picture shows: where a reflection exchanges the answers (the family's
+        `swapped_by`), the opposite difference under inducers of the opposite polarity
+        (`difference`, `illusion_strength` and `polarity` negated; `congruence` kept), so that
+        fits and reports read the picture sent. Grayscale and a smaller copy keep every target
+        where it was drawn: the truth stands."""
+        axis = REFLECTIONS.get(transform)
+        if axis is None:
+            return item
+        stimulus = self.stimulus_of(item)
+        measured = _measure_reflected(stimulus, axis)
+        params = {k: v for k, v in item.params.items() if not k.startswith("measured_")}
+        params.update(measured.as_params())
+        shifted = "offset_x" if axis == "columns" else "offset_y"  # the figure's shift, reflected with it
+        params[shifted] = -params[shifted]
+        groups = dict(item.groups)
+        if axis in stimulus.swapped_by:
+            for name in ("difference", "illusion_strength"):
+                params[name] = -float(params[name]) + 0.0  # no -0.0
+            params["polarity"] = -params["polarity"]
+            groups["difference"] = signed(params["difference"])
+            if groups.get("illusion_strength") not in (None, "none"):
+                groups["illusion_strength"] = signed(params["illusion_strength"])
+        positive = params[POSITIVE_ANSWER]
+        target = {"positive": positive, "negative": 1 - positive, "equal": None}[measured.favours]
+        fields = {f.name: getattr(item, f.name) for f in dataclasses.fields(item)}
+        fields.update(target=target, params=params, groups=groups, ungraded_because=EQUAL if target is None else None)
+        return (Item if target is not None else EqualItem)(**fields)
+
+    def stimulus_of(self, item: Item) -> Illusion:
+        """The stimulus an item shows, rebuilt from its parameters (checked against its image)."""
+        names = [f.name for f in dataclasses.fields(self.stimulus)]
+        try:
+            stimulus = self.stimulus(**{name: item.params[name] for name in names})
+        except (KeyError, TypeError, ValueError) as exc:
+            raise BenchmarkError(f"{self.id} item {item.id}: its parameters do not name a figure ({exc})") from None
+        if item.images and item.images[0].ref.split("|")[0] != stimulus.ref:
+            raise BenchmarkError(f"{self.id} item {item.id}: its parameters do not name the figure it shows")
+        return stimulus
+
+
+@functools.lru_cache(maxsize=4096)
+def _measure_reflected(stimulus: Illusion, axis: str) -> Measured:
+    try:
+        return stimulus.measure_reflected(axis)
+    except MeasureError as exc:
+        raise BenchmarkError(f"{stimulus.family}: {exc} ({stimulus.ref}); keep the figure on the canvas") from None
 
 
 def polarity(stimulus: Illusion) -> int:

@@ -35,6 +35,7 @@ from typing import Any, ClassVar
 
 from probes.benchmarks.custom import FolderError
 from probes.benchmarks.shitsukan import SOURCE
+from probes.core import truth
 from probes.core.benchmark import Benchmark
 from probes.core.errors import BenchmarkError
 from probes.core.types import ImageSource, Item
@@ -233,6 +234,15 @@ class TextureBenchmark(Benchmark):
                 f"holding {ITEMS_FILE} (one line per image and object, e.g. {FORMAT_HINT}) and its images"
             )
         self._records: list[Record] | None = None
+
+    def truth_under(self, item: Item, transform: str) -> Item:
+        """Materials, states and impressions do not turn with the picture: upside down, mirrored
+        or smaller, the words people validated stand. In grayscale, an item whose words or object name
+        a colour (赤い, カラフル, "colourful") can no longer be judged: truth unknown."""
+        if transform != "grayscale":
+            return item
+        words = [*item.options, *(item.target if isinstance(item.target, tuple | list) else ())]
+        return truth.by_words(item, transform, [*words, str(item.params.get("object", ""))])
 
     def records(self) -> list[Record]:
         if self._records is None:

@@ -60,6 +60,11 @@ class Illusion(ABC):
     zero_is_positive: ClassVar[bool]
     # Whether the strength changes the targets themselves (a tilt) and not only the inducers.
     strength_shapes_targets: ClassVar[bool] = False
+    # The two targets are named by place along this axis: "y" (top, bottom) or "x" (left, right).
+    target_axis: ClassVar[str]
+    # The reflections of the picture ("rows": upside down, "columns": mirror) that exchange which
+    # answer is true: the figure then shows the opposite difference under the opposite inducers.
+    swapped_by: ClassVar[frozenset[str]]
     # Whether anything but the targets is drawn (the vertical-horizontal figure has only its
     # two lines: its control without inducers is strength 0, the same picture as "with" 0).
     has_inducers: ClassVar[bool] = True
@@ -138,6 +143,33 @@ class Illusion(ABC):
 
     def measure(self) -> Measured:
         return self.measure_pixels(self.target_pixels())
+
+    @classmethod
+    def target_places(cls) -> tuple[str, str]:
+        """The targets' names, first the one nearer the top (or the left)."""
+        return ("top", "bottom") if cls.target_axis == "y" else ("left", "right")
+
+    def reflected_targets(self, axis: str) -> dict[str, Pixels]:
+        """The targets' pixels in the picture reflected along `axis` ("rows" upside down,
+        "columns" mirrored; exactly what `ImageOps.flip` / `mirror` make of `render()`), each
+        named by its place in the reflected picture."""
+        first, second = self.target_places()
+        along = axis == ("rows" if self.target_axis == "y" else "columns")
+        renamed = {first: second, second: first} if along else {}
+        reflected = {}
+        for name, (rows, cols) in self.target_pixels().items():
+            if axis == "rows":
+                rows = self.canvas - 1 - rows
+            elif axis == "columns":
+                cols = self.canvas - 1 - cols
+            else:
+                raise ValueError(f"not a reflection axis: {axis!r}")
+            reflected[renamed.get(name, name)] = (rows, cols)
+        return reflected
+
+    def measure_reflected(self, axis: str) -> Measured:
+        """The family's measurement of the picture reflected along `axis`: its truth as sent."""
+        return self.measure_pixels(self.reflected_targets(axis))
 
     def render(self) -> Image.Image:
         return drawing.render(_scene(self), self.target_pixels(), with_inducers=self.inducers != "none")

@@ -29,6 +29,8 @@ class Ebbinghaus(Illusion):
     pyllusion_class = "Ebbinghaus"
     positive, negative = "left", "right"
     zero_is_positive = False  # `if difference > 0` in pyllusion
+    target_axis = "x"
+    swapped_by = frozenset({"columns"})  # mirrored, the left disc is the right one
 
     def pyllusion_arguments(self) -> dict[str, Any]:
         return {**super().pyllusion_arguments(), "size_min": self.size_min, "distance": self.distance}

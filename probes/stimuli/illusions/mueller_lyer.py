@@ -28,6 +28,8 @@ class MuellerLyer(Illusion):
     pyllusion_class = "MullerLyer"
     positive, negative = "top", "bottom"
     zero_is_positive = True  # `if difference >= 0` in pyllusion
+    target_axis = "y"
+    swapped_by = frozenset({"rows"})  # upside down the top line is the bottom one
 
     def pyllusion_arguments(self) -> dict[str, Any]:
         return {**super().pyllusion_arguments(), "size_min": self.size_min, "distance": self.distance}

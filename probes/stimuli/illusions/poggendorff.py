@@ -33,6 +33,8 @@ class Poggendorff(Illusion):
     pyllusion_class = "Poggendorff"
     positive, negative = "above", "below"  # where the right segment sits
     zero_is_positive = True  # `if difference < 0: angle = 90 + strength`
+    target_axis = "x"
+    swapped_by = frozenset({"rows", "columns"})  # either way the right segment moves to the other side of the line
     strength_shapes_targets = True
 
     def __post_init__(self) -> None:

@@ -27,6 +27,8 @@ class Ponzo(Illusion):
     pyllusion_class = "Ponzo"
     positive, negative = "top", "bottom"
     zero_is_positive = False  # `angle = -angle if difference > 0`: zero draws as a negative difference
+    target_axis = "y"
+    swapped_by = frozenset({"rows"})  # upside down the top line is the bottom one
 
     def pyllusion_arguments(self) -> dict[str, Any]:
         return {**super().pyllusion_arguments(), "size_min": self.size_min, "distance": self.distance}

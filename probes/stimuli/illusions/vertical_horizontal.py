@@ -31,6 +31,8 @@ class VerticalHorizontal(Illusion):
     pyllusion_class = "VerticalHorizontal"
     positive, negative = "left", "right"
     zero_is_positive = True  # `if difference >= 0` in pyllusion
+    target_axis = "x"
+    swapped_by = frozenset({"columns"})  # mirrored, the left line is the right one
     strength_shapes_targets = True
     has_inducers = False
 

@@ -32,6 +32,8 @@ class Zoellner(Illusion):
     pyllusion_class = "Zollner"
     positive, negative = "left", "right"  # the side where the lines are closer together
     zero_is_positive = True  # pyllusion flips `difference`, then `if difference <= 0`
+    target_axis = "y"
+    swapped_by = frozenset({"columns"})  # mirrored, the side where the lines close in changes
 
     def __post_init__(self) -> None:
         super().__post_init__()

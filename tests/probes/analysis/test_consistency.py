@@ -11,7 +11,16 @@ from probes.analysis.consistency import (
     position_summary,
 )
 from probes.asking import perturb
+from probes.core.benchmark import Benchmark
 from probes.core.types import AnswerKind, Item, Result, Status
+
+
+class _Plain(Benchmark):
+    def load_items(self) -> list[Item]:
+        return []
+
+
+ANY_BENCHMARK = _Plain()  # rotating options never asks the benchmark about its truth
 
 
 def _item(number, k, target, benchmark="bench"):
@@ -25,7 +34,7 @@ def _ask(item, answerer, rotations=None, model="m", mode="0-shot", carry_count=T
     results = []
     for r in range(k) if rotations is None else rotations:
         perturbation = name or f"rotate-options-{r}"
-        shown = perturb.apply(item, f"rotate-options-{r}")
+        shown = perturb.apply(ANY_BENCHMARK, item, f"rotate-options-{r}")
         choice = answerer(shown)
         status = Status.ANSWERED if choice is not None else Status.UNPARSED
         ref = {"benchmark": item.benchmark, "item_id": item.id, **({"options_count": k} if carry_count else {})}

@@ -188,7 +188,7 @@ def test_subset_reads_its_ablation_file(release):
 def test_rotated_options_move_the_pictures_with_their_labels(release):
     benchmark = get_benchmark("discribench", data=str(release))
     item = next(i for i in benchmark.items() if i.id == "034")
-    rotated = perturb.apply(item, "rotate-options-1")
+    rotated = perturb.apply(benchmark, item, "rotate-options-1")
     pictures = [p for p in _user_parts(benchmark, rotated) if isinstance(p, ImagePart)]
     assert [_near(_colour_of(p), COLOURS[n]) for p, n in zip(pictures, BIRDS[1:] + BIRDS[:1], strict=True)] == [
         True
@@ -197,12 +197,12 @@ def test_rotated_options_move_the_pictures_with_their_labels(release):
     assert rotated.target == 2 and _near(_colour_of(pictures[rotated.target]), COLOURS[BIRDS[3]])
     single = next(i for i in benchmark.items() if i.id == "001")
     with pytest.raises(DiscriBenchError, match="cannot be reordered"):
-        _user_parts(benchmark, perturb.apply(single, "rotate-options-1"))
+        _user_parts(benchmark, perturb.apply(benchmark, single, "rotate-options-1"))
 
 
 def test_without_images_only_the_text_is_sent(release):
     benchmark = get_benchmark("discribench", data=str(release))
-    item = perturb.apply(next(i for i in benchmark.items() if i.id == "034"), "no-image")
+    item = perturb.apply(benchmark, next(i for i in benchmark.items() if i.id == "034"), "no-image")
     parts = _user_parts(benchmark, item)
     assert len(parts) == 1 and parts[0].text.startswith("Situation: A couple")
 
