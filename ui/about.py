@@ -13,8 +13,9 @@ ABOUT = """
 A playground for seeing how vision-language models perceive. Pick a benchmark item, upload your
 own images, or generate a stimulus; ask up to four models side by side, in 0-shot, 4-shot (real
 few-shot conversations with the example images) or chain-of-thought mode; perturb the item
-(no image, upside down, grayscale, smaller, options rotated); and read scoreboards beside the
-numbers the papers published. Replies are read by a deterministic parser: an answer it cannot
+(no image, upside down, mirror, grayscale, smaller, options rotated), each graded against the
+truth of the picture actually sent (ungraded, with the reason, where that truth cannot be known);
+and read scoreboards beside the numbers the papers published. Replies are read by a deterministic parser: an answer it cannot
 read counts as *unparsed*, never as a guess.
 
 ## The probe families

@@ -29,7 +29,7 @@ from ui.evaluate_runs import (
 from ui.sessions import room_for, store_for
 
 SUMMARY_HEADERS = ["benchmark", "model", "mode", "perturbation", "n", "accuracy %", "95% CI", "unparsed", "refused",
-                   "errors", "mean latency s"]  # fmt: skip
+                   "ungraded", "errors", "mean latency s"]  # fmt: skip
 SCOREBOARD_HINT = "Open the **Scoreboard** tab for charts, per-group breakdowns and the papers' reference rows."
 
 # Each session's latest run, so Cancel (a separate event) can reach it. One per session: a new
@@ -223,5 +223,5 @@ def summary_table(current: EvalRun) -> pd.DataFrame:
     for row in aggregate(current.results):
         interval = "" if row.ci_low is None else f"{row.ci_low:.1f}–{row.ci_high:.1f}"
         rows.append([row.benchmark, row.model, row.mode, row.perturbation, row.n, row.accuracy, interval, row.unparsed,
-                     row.refused, row.errors, row.mean_latency])  # fmt: skip
+                     row.refused, row.ungraded, row.errors, row.mean_latency])  # fmt: skip
     return pd.DataFrame(rows, columns=SUMMARY_HEADERS)

@@ -40,7 +40,7 @@ from ui.common import (
     user_message,
     with_key_parameters,
 )
-from ui.probe_grid import CONDITIONS, DEFAULT_CONDITIONS, Cell, grid_html, prompts_html
+from ui.probe_grid import CONDITIONS, DEFAULT_CONDITIONS, Cell, Sent, grid_html, prompts_html, sent_as
 from ui.probe_share import decode, encode, probe_config, replay
 from ui.sessions import room_for, store_for, stores_to_read
 
@@ -266,14 +266,15 @@ async def probe(
         room_for(request, len(backends) * len(names))
         charge(request, sum(paid_by_server(m, keys) for m in backends) * len(names))
         # Drawn at once: the prompts' images become thumbnails and their pixels go.
-        prompts = await asyncio.to_thread(lambda: prompts_html(_prompts(benchmark, item, names)))
+        sent = await asyncio.to_thread(_sent, benchmark, item, names)
+        prompts = await asyncio.to_thread(prompts_html, sent)
     except Exception as exc:  # noqa: BLE001 - user_message logs what is not the visitor's mistake
         yield [_status(user_message(exc), warning=True), gr.update(), gr.update(), gr.update()]
         return
     cells = {(m, n): Cell("failed", message=refused[m]) if m in refused else Cell() for m in models for n in names}
     query = _query(spec, models, names)
     yield [_status(f"Asking {len(models)} model(s) under {len(names)} condition(s)…"),
-           grid_html(item, models, names, cells), prompts, gr.update()]  # fmt: skip
+           grid_html(item, models, names, cells, sent), prompts, gr.update()]  # fmt: skip
     done: asyncio.Queue = asyncio.Queue()
     store = store_for(request)
 
@@ -332,7 +333,7 @@ async def probe(
     if not tasks:
         yield [
             _status("no model could be asked", warning=True),
-            grid_html(item, models, names, cells),
+            grid_html(item, models, names, cells, sent),
             prompts,
             "",
         ]
@@ -355,7 +356,8 @@ async def probe(
             )
             # The last frame carries everything: an API client reads its answer from it.
             shown_prompts = prompts if last else gr.skip()
-            yield [_status(status), grid_html(item, models, names, cells), shown_prompts, query if last else gr.skip()]
+            yield [_status(status), grid_html(item, models, names, cells, sent), shown_prompts,
+                   query if last else gr.skip()]  # fmt: skip
     finally:
         for task in tasks:
             task.cancel()
@@ -384,18 +386,20 @@ def _hashed_parts(which: Item) -> list[ImagePart]:
     return parts
 
 
-def _prompts(benchmark: Benchmark, item: Item, names: Sequence[str]) -> dict[str, Any]:
-    """Each condition's prompt (what every model is sent), or why it cannot be built."""
-    prompts: dict[str, Any] = {}
+def _sent(benchmark: Benchmark, item: Item, names: Sequence[str]) -> dict[str, Sent]:
+    """Each condition as sent (what every model is sent): the item as it asks it, its prompt and
+    a thumbnail of its picture, or why it cannot be asked."""
+    sent: dict[str, Sent] = {}
     for name in names:
         condition = CONDITIONS[name]
         try:
-            prompts[name] = assemble_prompt(
+            asked, prompt = assemble_prompt(
                 benchmark, item, condition.mode, condition.perturbation, _hashed_parts, _hashed_parts
-            )[1].messages
+            )
+            sent[name] = sent_as(asked, prompt.messages)
         except Exception as exc:  # noqa: BLE001 - shown in place of the prompt
-            prompts[name] = user_message(exc)
-    return prompts
+            sent[name] = Sent(None, problem=user_message(exc))
+    return sent
 
 
 def _query(spec: item_choice.ItemSpec | None, models: Sequence[str], names: Sequence[str]) -> str:
@@ -424,7 +428,8 @@ def replay_link(request: gr.Request) -> list[Any]:
         benchmark, item = item_choice.resolve(spec)
         cells = replay(spec, models, names, stores_to_read(request))
         boxes = [gr.update(value=models[i] if i < len(models) else None) for i in range(MAX_MODELS)]
-        return [*stage, *boxes, gr.update(value=names), grid_html(item, models, names, cells),
-                prompts_html(_prompts(benchmark, item, names)), f"?probe={value}"]  # fmt: skip
+        sent = _sent(benchmark, item, names)
+        return [*stage, *boxes, gr.update(value=names), grid_html(item, models, names, cells, sent),
+                prompts_html(sent), f"?probe={value}"]  # fmt: skip
     except Exception as exc:  # noqa: BLE001 - user_message logs what is not the visitor's mistake
         return [*unchanged[: stage_size - 1], _status(user_message(exc), warning=True), *unchanged[stage_size:]]

@@ -2,6 +2,10 @@
 the models x conditions grid with each cell's parsed answer, right or wrong, latency and reply;
 below it the exact prompt of each condition, once, with its images.
 
+Each condition's column shows what it sent: a thumbnail of the picture (flipped, grey, smaller,
+or none) and the right answer for that picture, and its cells read each reply against the item
+as that condition asked it (the options in the order shown, the truth of the picture sent).
+
 Rendered as HTML by us, every piece of model text through `html.escape`: nothing a model writes
 is ever interpreted (no markup, no links, no images)."""
 
@@ -24,6 +28,7 @@ CONDITIONS: dict[str, Condition] = {
     "4-shot": Condition(Mode(4), "none"),
     "chain of thought": Condition(Mode(0, True), "none"),
     "upside down": Condition(Mode(), "flip-vertical"),
+    "mirror": Condition(Mode(), "flip-horizontal"),
     "grayscale": Condition(Mode(), "grayscale"),
     "smaller (256 px)": Condition(Mode(), "resize-256"),
     "no image": Condition(Mode(), "no-image"),
@@ -31,6 +36,28 @@ CONDITIONS: dict[str, Condition] = {
 }
 DEFAULT_CONDITIONS = ("as asked",)
 THUMBNAIL = 160  # px, the longer side of a prompt's image in the prompt panel
+
+
+@dataclass
+class Sent:
+    """One condition as sent: the item as it asked it (None: it could not be asked), its
+    prompt's turns or why there is none, and a thumbnail (a data URI) of the item's first
+    picture as sent (None: no picture was sent)."""
+
+    item: Item | None
+    messages: tuple[Message, ...] | None = None
+    problem: str = ""
+    thumbnail: str | None = None
+
+
+def sent_as(item: Item, messages: tuple[Message, ...]) -> Sent:
+    """A condition's `Sent`: its thumbnail made from the last user turn's first picture."""
+    images = messages[-1].images if messages else ()
+    thumbnail = None
+    if images:
+        thumbnail = thumbnail_uri(images[0].rgb)
+        images[0].let_go()
+    return Sent(item, messages, thumbnail=thumbnail)
 
 
 @dataclass
@@ -59,6 +86,7 @@ def shown_answer(item: Item, value: object) -> str:
 
 
 def _cell_html(item: Item, cell: Cell) -> str:
+    """`item`: the item as this cell's condition asked it."""
     if cell.state == "waiting":
         return '<td class="cell waiting">asking…</td>'
     if cell.state in ("failed", "n/a", "missing"):
@@ -73,33 +101,55 @@ def _cell_html(item: Item, cell: Cell) -> str:
     latency = "" if result.latency is None else f"{result.latency:.2f} s"
     cached = " · cached" if result.cached else ""
     reply = html.escape(result.reply or "")
+    why = f'<small class="why">{html.escape(result.ungraded)}</small>' if result.ungraded else ""
     return (
-        f'<td class="cell {verdict[0]}"><b>{verdict[1]} {html.escape(answer)}</b>'
+        f'<td class="cell {verdict[0]}"><b>{verdict[1]} {html.escape(answer)}</b>{why}'
         f"<small>{latency}{cached}</small>"
         f"<details><summary>reply</summary><pre>{reply}</pre></details></td>"
     )
 
 
 def grid_html(
-    item: Item, models: Sequence[str], conditions: Sequence[str], cells: Mapping[tuple[str, str], Cell]
+    item: Item,
+    models: Sequence[str],
+    conditions: Sequence[str],
+    cells: Mapping[tuple[str, str], Cell],
+    sent: Mapping[str, Sent] | None = None,
 ) -> str:
-    """The models x conditions table; empty before anything is asked."""
+    """The models x conditions table; empty before anything is asked. `item` is the item as
+    asked; `sent` each condition's item and picture as sent (absent: shown as asked)."""
     if not models or not conditions:
         return ""
-    head = "".join(f"<th>{html.escape(name)}</th>" for name in conditions)
+    sent = sent or {}
+    asked = {name: (sent[name].item if name in sent and sent[name].item is not None else item) for name in conditions}
+    head = "".join(_condition_head(name, sent.get(name)) for name in conditions)
     rows = []
     for model in models:
-        tds = "".join(_cell_html(item, cells.get((model, name), Cell())) for name in conditions)
+        tds = "".join(_cell_html(asked[name], cells.get((model, name), Cell())) for name in conditions)
         rows.append(f'<tr><th class="model">{html.escape(model)}</th>{tds}</tr>')
     expected = ""
     if item.target is not None:
-        expected = (
-            f'<p class="expected">Right answer: <b>{html.escape(shown_answer(item, _target_value(item)))}</b></p>'
-        )
+        expected = f'<p class="expected">Right answer as asked: <b>{html.escape(shown_answer(item, _target_value(item)))}</b></p>'
     return (
         f'<div class="probe-grid-wrap">{expected}<table class="probe-grid"><thead><tr><th></th>{head}</tr></thead>'
         f"<tbody>{''.join(rows)}</tbody></table></div>"
     )
+
+
+def _condition_head(name: str, sent: Sent | None) -> str:
+    """A condition's column head: its name, the picture it sent and the right answer for it."""
+    if sent is None or sent.item is None:
+        return f'<th class="condition">{html.escape(name)}</th>'
+    if sent.thumbnail:
+        picture = f'<img class="sent-picture" alt="picture sent: {html.escape(name)}" src="{sent.thumbnail}">'
+    else:
+        picture = '<span class="sent-picture none">no picture</span>'
+    asked = sent.item
+    if asked.target is not None:
+        truth = f"right: {html.escape(shown_answer(asked, _target_value(asked)))}"
+    else:
+        truth = html.escape(asked.ungraded_because or "not graded")
+    return f'<th class="condition">{html.escape(name)}{picture}<small class="truth">{truth}</small></th>'
 
 
 def _target_value(item: Item) -> object:
@@ -108,18 +158,18 @@ def _target_value(item: Item) -> object:
     return item.target
 
 
-def prompts_html(prompts: Mapping[str, tuple[Message, ...] | str]) -> str:
+def prompts_html(sent: Mapping[str, Sent]) -> str:
     """Each condition's prompt once: its turns in order, images as small pictures where they stand.
     A condition whose prompt could not be built says why instead."""
     blocks = []
-    for name, messages in prompts.items():
-        if isinstance(messages, str):
-            body = f"<p>{html.escape(messages)}</p>"
+    for name, one in sent.items():
+        if one.messages is None:
+            body = f"<p>{html.escape(one.problem)}</p>"
             count = ""
         else:
-            images = sum(len(m.images) for m in messages)
-            count = f" · {len(messages)} turn{'s' * (len(messages) != 1)}, {images} image{'s' * (images != 1)}"
-            body = "".join(_turn_html(message) for message in messages)
+            images = sum(len(m.images) for m in one.messages)
+            count = f" · {len(one.messages)} turn{'s' * (len(one.messages) != 1)}, {images} image{'s' * (images != 1)}"
+            body = "".join(_turn_html(message) for message in one.messages)
         blocks.append(f"<details><summary>Prompt: {html.escape(name)}{count}</summary>{body}</details>")
     return f'<div class="probe-prompts">{"".join(blocks)}</div>' if blocks else ""
 

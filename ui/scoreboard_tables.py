@@ -123,14 +123,15 @@ def benchmark_table(rows: Sequence[Row], group: str | None) -> Shown:
     marks: dict[str, int] = {}
     # The source beside the name: a reference row says what it is before its numbers.
     columns = ["model", "mode", "source"] + (["perturbation"] if perturbed else []) + ([group] if group else [])
-    columns += ["accuracy", "95% CI", "n", "unparsed", "refused", "errors", "latency (s)"]
+    columns += ["accuracy", "95% CI", "n", "unparsed", "refused", "ungraded", "errors", "latency (s)"]
     records = []
     for row in rows:
         record = [row.model, row.mode, source_label(row, marks)] + ([row.perturbation] if perturbed else [])
         if group:
             record.append("all" if row.group == "overall" else row.group.removeprefix(prefix))
         record += [_number(row.accuracy, 1), interval(row), _number(row.n), _number(row.unparsed),
-                   _number(row.refused), _number(row.errors), _number(row.mean_latency, 2)]  # fmt: skip
+                   _number(row.refused), _number(row.ungraded), _number(row.errors),
+                   _number(row.mean_latency, 2)]  # fmt: skip
         records.append(record)
     frame = pd.DataFrame(records, columns=columns).astype(str)
     return Shown(tint(frame, [kind(r) for r in rows]), notes(marks), phone_list(rows, group, marks))

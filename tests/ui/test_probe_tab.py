@@ -205,7 +205,7 @@ def test_model_text_with_html_and_markdown_shows_as_inert_text(serve, page):
         expect(cell.locator("pre")).to_have_text(HOSTILE)
         page.wait_for_timeout(300)  # give an injected script the chance it must not have
         assert page.evaluate("window.__pwned") is None
-        assert page.locator("#probe-grid img, #probe-grid a, #probe-grid script").count() == 0
+        assert page.locator("#probe-grid img:not(.sent-picture), #probe-grid a, #probe-grid script").count() == 0
 
 
 def test_upload_with_own_question_and_answer(serve, page, tmp_path):
@@ -214,7 +214,7 @@ def test_upload_with_own_question_and_answer(serve, page, tmp_path):
     page.get_by_label("Answer: option text or letter (optional)").fill("yes")
     page.click("#probe-use-upload")
     page.click("#probe-ask")
-    expect(page.locator("#probe-grid")).to_contain_text("Right answer: Yes")
+    expect(page.locator("#probe-grid")).to_contain_text("Right answer as asked: Yes")
 
 
 def test_a_rejected_upload_gets_a_clear_message(serve, page, tmp_path):
