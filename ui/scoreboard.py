@@ -7,7 +7,9 @@ perturbation, a group to break down by), in four views:
   model and mode, chance / published / people rows pinned and tinted; CSV and JSON downloads
   identical to `report --format csv/json`; accuracy bars; accuracy by the chosen group (a curve per
   model and mode against a swept number). A phone gets the rows as a stacked list.
-- Curves: psychometric curves against a swept parameter, people pooled beside the models.
+- Curves: psychometric curves against a swept parameter, people pooled beside the models; on the
+  illusions, perceive or recall: whether choices track the drawn difference or the inducers
+  flipped against it.
 - Compare: a paired comparison of two models, modes or perturbations; consistency and position
   bias when results under option rotations exist.
 - Modes & latency: which items each mode gets right (the IllusionVQA paper's Venn diagram), and
@@ -92,6 +94,10 @@ def build_scoreboard() -> dict[str, Any]:
             fits = gr.Dataframe(interactive=False, elem_id="score-fits", label="Fits", max_height=360)
             magnitudes = gr.Dataframe(interactive=False, elem_id="score-magnitudes", label="Illusion magnitude",
                                       max_height=300)  # fmt: skip
+            polarity_note = gr.Markdown(elem_id="score-polarity-note")
+            polarity_plot = gr.Plot(show_label=False, elem_id="score-polarity")
+            polarity_table = gr.Dataframe(interactive=False, elem_id="score-polarity-table", label="Perceive or recall",
+                                          max_height=300)  # fmt: skip
         with gr.Tab("Compare", id="score-view-compare") as compare_view:
             with gr.Row():
                 axis = Radio(["models", "modes", "perturbations"], value="models", label="Compare",
@@ -122,7 +128,7 @@ def build_scoreboard() -> dict[str, Any]:
     shown = [status, table, csv_file, json_file, bars, group_plot, group_note, agree_table, agree_plot, latency,
              notes, phone, board, board_note, origins_note]  # fmt: skip
     curve_inputs = [benchmark, param, models, mode, perturbation, include_probes]
-    curve_outputs = [curves_plot, curves_note, fits, magnitudes]
+    curve_outputs = [curves_plot, curves_note, fits, magnitudes, polarity_note, polarity_plot, polarity_table]
     compare_inputs = [benchmark, axis, a, b, models, mode, perturbation, include_probes]
     compare_outputs = [compare_note, compare_table, compare_plot, rotation_note, rotation_table, bias_plot]
 

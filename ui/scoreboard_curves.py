@@ -102,7 +102,7 @@ def detailed(stores: Sequence[Store], benchmark: str, heads: Sequence[Head], ori
 # --- choosing the series ---------------------------------------------------------------------
 
 
-def _heads(scored: list[Result], filters: Filters) -> tuple[list[Head], list[Head], str]:
+def series_heads(scored: list[Result], filters: Filters) -> tuple[list[Head], list[Head], str]:
     """The machine series to fit (at most MAX_LINES), every person's series to pool, and a note
     (read off the views' one-pass summary of the results, not the results themselves)."""
     perturbation = "none" if filters.perturbation == ALL else filters.perturbation
@@ -123,7 +123,7 @@ def _heads(scored: list[Result], filters: Filters) -> tuple[list[Head], list[Hea
 # --- the fits ----------------------------------------------------------------------------------
 
 
-def _pooled(results: Sequence[Result]) -> list[Result]:
+def pooled(results: Sequence[Result]) -> list[Result]:
     """Every person as one observer, "people", as a class's curve."""
     return [replace(r, model=PEOPLE) if is_human(r.model) else r for r in results]
 
@@ -137,7 +137,7 @@ def _is_illusion(results: Sequence[Result], param: str) -> bool:
 def fits(stores: Sequence[Store], scored: Sequence[Result], filters: Filters, param: str,
          origins: frozenset[str]) -> tuple[list[FitRow], list[MagnitudeRow], str]:  # fmt: skip
     """(fits per series [and inducers], magnitude rows (illusions only), a note on what was left out)."""
-    heads, people, said = _heads(scored, filters)
+    heads, people, said = series_heads(scored, filters)
     wanted = list(heads) + people
     key = (tuple(str(s.path) for s in stores), tuple(fingerprint(s) for s in stores), filters.benchmark, param,
            tuple(wanted), origins)  # fmt: skip
@@ -145,7 +145,7 @@ def fits(stores: Sequence[Store], scored: Sequence[Result], filters: Filters, pa
         hit = _fits.get(key)
     if hit is not None:
         return hit
-    results = _pooled(detailed(stores, filters.benchmark or "", wanted, origins))
+    results = pooled(detailed(stores, filters.benchmark or "", wanted, origins))
     if _is_illusion(results, param):
         magnitudes = magnitude_rows(results, param)
         rows = [fit for m in magnitudes for fit in m.fits.values()]

@@ -44,6 +44,8 @@ from ui.scoreboard_data import (
     summary,
 )
 from ui.scoreboard_leaderboard import leaderboard
+from ui.scoreboard_polarity import COLUMNS as POLARITY_COLUMNS
+from ui.scoreboard_polarity import polarity_view
 from ui.scoreboard_style import Colours, empty
 from ui.scoreboard_tables import agreement_table, benchmark_table, empty_table, latency_table, pooled_people
 from ui.sessions import stores_to_read
@@ -54,7 +56,8 @@ EMPTY_STORE = (
     "BENCHMARK --model MODEL`), then press Refresh."
 )
 ONLY_PROBES = "Only single probe clicks so far: tick **include single probes** to see them, or run an evaluation."
-TABLE_COLUMNS = ["model", "mode", "source", "accuracy", "95% CI", "n", "unparsed", "refused", "errors", "latency (s)"]
+TABLE_COLUMNS = ["model", "mode", "source", "accuracy", "95% CI", "n", "unparsed", "refused", "ungraded", "errors",
+                 "latency (s)"]  # fmt: skip
 # Which filter a comparison along an axis leaves out (comparing models: every model).
 IGNORED = {"models": "models", "modes": "mode", "perturbations": "perturbation"}
 
@@ -306,8 +309,10 @@ def psychometric(
     include_probes: bool = False,
     request: gr.Request | None = None,
 ) -> list[Any]:
-    """Curves against a swept parameter of the benchmark, fits and (illusions) magnitudes."""
+    """Curves against a swept parameter of the benchmark, fits and (illusions) magnitudes, and
+    (illusions) what each choice tracked where the inducers are flipped against the truth."""
     empty_tables = [empty_table(FIT_COLUMNS), empty_table(MAGNITUDE_COLUMNS)]
+    no_polarity = ["", empty("Perceive or recall: no illusion replies."), empty_table(POLARITY_COLUMNS)]
     try:
         check([benchmark, param, mode, perturbation], [models])
         origins = frozenset(origins_for(include_probes))
@@ -317,13 +322,15 @@ def psychometric(
         if not swept:
             return [empty("No swept numeric parameter in this benchmark's results."),
                     "Curves need a benchmark whose items sweep a number (illusion/* `difference`, "
-                    "blind/touching-circles `gap`, ...).", *empty_tables]  # fmt: skip
+                    "blind/touching-circles `gap`, ...).", *empty_tables, *no_polarity]  # fmt: skip
         param = param if param in swept else swept[0]
         filters = Filters(benchmark, tuple(models or ()), mode or ALL, perturbation or ALL)
-        shown = curves(stores_to_read(request), results, filters, param, origins, colours_of(results))
+        stores = stores_to_read(request)
+        shown = curves(stores, results, filters, param, origins, colours_of(results))
+        tracked = polarity_view(stores, results, filters, origins)
     except Exception as exc:  # noqa: BLE001 - user_message logs what is not the visitor's mistake
-        return [empty("No curves."), f"⚠ {escape(user_message(exc))}", *empty_tables]
-    return [shown.figure, shown.note, shown.fits, shown.magnitudes]
+        return [empty("No curves."), f"⚠ {escape(user_message(exc))}", *empty_tables, *no_polarity]
+    return [shown.figure, shown.note, shown.fits, shown.magnitudes, tracked.note, tracked.figure, tracked.table]
 
 
 def psychometric_if_shown(
@@ -338,7 +345,7 @@ def psychometric_if_shown(
 ) -> list[Any]:
     """The curves only when their view is open: they read item references from the store."""
     if view != "curves":
-        return [gr.skip()] * 4
+        return [gr.skip()] * 7
     return psychometric(benchmark, param, models, mode, perturbation, include_probes, request)
 
 

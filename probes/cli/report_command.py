@@ -4,7 +4,9 @@
   (McNemar's exact test, a paired bootstrap interval, Holm across the table);
 - `--fit PARAM`: psychometric fits of P(the positive answer) against a swept parameter;
 - `--consistency`: right under every option order (after `run --perturb rotate-options-all`);
-- `--position-bias`: how often each shown place is chosen against how often it is right.
+- `--position-bias`: how often each shown place is chosen against how often it is right;
+- `--polarity`: on the illusions, whether choices track the drawn difference or the inducers
+  flipped against it (perceive or recall).
 
 Every view prints as a table, CSV or JSON (a list of rows).
 """
@@ -20,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from probes.analysis import consistency, paired, psychometric
+from probes.analysis import consistency, paired, polarity, psychometric
 from probes.analysis.report import report_rows, to_csv, to_json
 from probes.cli.table import table
 from probes.core.errors import UsageError
@@ -46,6 +48,9 @@ def add_report_arguments(report: argparse.ArgumentParser) -> None:
     views.add_argument("--fit", metavar="PARAM", help="psychometric fit against a swept numeric parameter")
     views.add_argument("--consistency", action="store_true", help="right under every option order")
     views.add_argument("--position-bias", action="store_true", help="each shown place: chosen against right")
+    views.add_argument(
+        "--polarity", action="store_true", help="illusions: choices tracking the difference, the inducers, or neither"
+    )
     report.set_defaults(handler=cmd_report)
 
 
@@ -68,6 +73,16 @@ def cmd_report(args: argparse.Namespace) -> int:
         return _print([{k: fit.as_dict()[k] for k in psychometric.FIT_COLUMNS} for fit in fits], args.format)
     if args.consistency:
         return _print([row.as_dict() for row in consistency.consistency(results)], args.format)
+    if args.polarity:
+        rows = polarity.polarity_rows(results, by=tuple(args.by))
+        if not rows and results:
+            raise UsageError(
+                "no illusion results with inducers flipped against the truth: run an illusion/* benchmark whose "
+                "design holds both polarities (the default designs do)"
+            )
+        if args.format == "table":
+            return _print([polarity.compact(row) for row in rows], "table")
+        return _print([row.as_dict() for row in rows], args.format)
     if args.position_bias:
         choices = [r for r in results if r.item_ref is not None and r.item_ref.options_count]
         biases = consistency.position_bias(choices)

@@ -15,6 +15,7 @@ from playwright.sync_api import expect
 
 from probes.analysis.consistency import consistency
 from probes.analysis.paired import Comparison, compare_many
+from probes.analysis.polarity import polarity_rows
 from probes.analysis.psychometric import magnitude_rows
 from probes.analysis.scoring import aggregate
 from probes.core.types import Origin
@@ -168,6 +169,19 @@ def test_psychometric_curves_show_people_beside_the_models(page, url, tmp_path, 
     )
     magnitude = next(r for r in records(page, "score-magnitudes") if r["model"] == "people")
     assert magnitude["illusion magnitude"] == f"{people.magnitude:+.3f}" and people.magnitude > 0
+
+    # Perceive or recall: what each choice tracked where the inducers oppose the truth, as the report computes it.
+    expect(page.locator("#score-polarity .js-plotly-plot")).to_be_visible()
+    tracked = {(r.model, r.mode): r for r in polarity_rows(pooled) if r.group == "overall"}
+    shown = {(r["model"], r["mode"]): r for r in records(page, "score-polarity-table")}
+    for key in (("people", "0-shot"), (FOOLED, "0-shot"), ("baseline/pixels", "0-shot")):
+        row = tracked[key]
+        assert shown[key]["tracks the inducers"] == (
+            f"{row.inducers_share:.1f}% ({row.inducers_low:.1f} to {row.inducers_high:.1f})"
+        )
+        assert shown[key]["n"] == str(row.n)
+    assert tracked[("baseline/pixels", "0-shot")].difference_share == 100.0
+    assert tracked[(FOOLED, "0-shot")].inducers_share > tracked[(STEADY, "0-shot")].inducers_share
     screenshot(page, tmp_path, "scoreboard-curves")
 
     choose(page, "score-benchmark", TOUCHING)
