@@ -30,7 +30,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from probes.analysis.scoring import wilson
+from probes.analysis.scoring import bucketed, wilson
 from probes.core.types import Result, Status
 
 # Parameters that differ between the two polarities of the same targets (and labels of them).
@@ -103,16 +103,8 @@ def _pair_key(result: Result) -> tuple:
 def polarity_rows(results: Iterable[Result], by: Sequence[str] = ()) -> list[PolarityRow]:
     """One row per (benchmark, model, mode, perturbation) and group of the illusion results that
     hold both congruences; benchmarks without inducer polarity give no row."""
-    buckets: dict[tuple[str, ...], list[Result]] = defaultdict(list)
-    for result in results:
-        if _params(result).get("congruence") not in ("congruent", "incongruent", "none"):
-            continue
-        head = (result.benchmark, result.model, result.mode, result.perturbation)
-        buckets[(*head, "overall")].append(result)
-        for name in by:
-            if name in result.groups:
-                buckets[(*head, f"{name}={result.groups[name]}")].append(result)
-    rows = [_row(key, members) for key, members in buckets.items()]
+    illusions = (r for r in results if _params(r).get("congruence") in ("congruent", "incongruent", "none"))
+    rows = [_row(key, members) for key, members in bucketed(illusions, by).items()]
     return sorted((row for row in rows if row is not None), key=_order)
 
 

@@ -64,9 +64,9 @@ class Row:
         return asdict(self)
 
 
-def aggregate(results: Iterable[Result], by: Sequence[str] = ()) -> list[Row]:
-    """One `overall` row per (benchmark, model, mode, perturbation), plus one row per value of
-    each group name in `by`."""
+def bucketed(results: Iterable[Result], by: Sequence[str] = ()) -> dict[tuple[str, str, str, str, str], list[Result]]:
+    """Results by (benchmark, model, mode, perturbation, group): `overall`, and one bucket per
+    value of each group name in `by`."""
     buckets: dict[tuple[str, str, str, str, str], list[Result]] = defaultdict(list)
     for result in results:
         head = (result.benchmark, result.model, result.mode, result.perturbation)
@@ -74,7 +74,13 @@ def aggregate(results: Iterable[Result], by: Sequence[str] = ()) -> list[Row]:
         for name in by:
             if name in result.groups:
                 buckets[(*head, f"{name}={result.groups[name]}")].append(result)
-    rows = [_row(key, members) for key, members in buckets.items()]
+    return buckets
+
+
+def aggregate(results: Iterable[Result], by: Sequence[str] = ()) -> list[Row]:
+    """One `overall` row per (benchmark, model, mode, perturbation), plus one row per value of
+    each group name in `by`."""
+    rows = [_row(key, members) for key, members in bucketed(results, by).items()]
     return sorted(rows, key=_row_order)
 
 
