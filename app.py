@@ -14,6 +14,7 @@ import models.hf_zerogpu  # noqa: F401
 from probes.core.errors import ProbeError
 from probes.running.limits import current as limits
 from ui.about import build_about
+from ui.classroom import browser_tokens, build_class
 from ui.cleanup import start_sweeper
 from ui.common import IMAGE_FILES
 from ui.evaluate import build_evaluate
@@ -36,7 +37,8 @@ def build_demo() -> gr.Blocks:
     # Gradio's own cache (uploads, served files) is emptied of files older than an hour, hourly.
     with gr.Blocks(title="Perception playground", delete_cache=(3600, 3600)) as demo:
         gr.Markdown("# Perception playground\nHow do vision-language models actually see? Probe them side by side.")
-        with gr.Tabs():
+        class_tokens = browser_tokens()
+        with gr.Tabs() as tabs:
             with gr.Tab("Probe", id="probe"):
                 probe = build_probe()
             with gr.Tab("Stimulus lab", id="stimuli"):
@@ -49,6 +51,8 @@ def build_demo() -> gr.Blocks:
                 build_mining()
             with gr.Tab("Human", id="human"):
                 build_human()
+            with gr.Tab("Class", id="class"):
+                lesson = build_class(class_tokens, tabs, "class")
             with gr.Tab("About", id="about"):
                 build_about()
         # "Ask models about this": the lab's stimulus goes on the Probe stage, and the Probe tab opens.
@@ -59,6 +63,8 @@ def build_demo() -> gr.Blocks:
         )
         # A `?probe=` address replays a probe from the cache as the page opens.
         demo.load(*probe["on_load"], api_visibility="private")
+        # A `?class=` link opens the Class tab with its code; a reload finds a class in progress.
+        demo.load(*lesson["load"], api_visibility="private")
     # API-bound events may overlap; local models serialise themselves (one copy, one lock). The
     # queue is bounded: past it a visitor is told to come back, instead of the server piling up work.
     demo.queue(default_concurrency_limit=4, max_size=QUEUE_SIZE)

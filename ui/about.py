@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gradio as gr
 
+from probes.classroom import ClassBounds
 from probes.running.limits import Limits
 from probes.running.limits import current as limits
 
@@ -47,6 +48,16 @@ read counts as *unparsed*, never as a guess.
 - `baseline/chance` guesses uniformly; it needs nothing.
 
 The same engine runs headless: `python -m probes run blind/touching-circles --model ...`.
+
+## A class in the room
+
+The **Class** tab runs a lesson: students join on their phones (the link, its QR code or the
+code), answer with taps, and the teacher's screen reveals their answers beside the models'. Its
+named API endpoints, for a notebook with `gradio_client`: `class_open(benchmark, params, count,
+seconds, models)`, `class_join(code, name)`, `class_item(student_token)`, `class_answer(student_token,
+answer)`, `class_next(teacher_token)`, `class_reveal(teacher_token)`, `class_results(teacher_token)`;
+each returns a JSON object, a refusal `{{"error": "..."}}`. Classes live in this server's memory for
+{hours:g} hours at most ({students} students, {items} items each; {classes} classes at once).
 """
 
 
@@ -84,4 +95,6 @@ def mode_text(bounds: Limits) -> str:
 
 def build_about() -> None:
     gr.Markdown(mode_text(limits()), elem_id="about-mode")
-    gr.Markdown(ABOUT)
+    bounds = ClassBounds()
+    gr.Markdown(ABOUT.format(hours=bounds.lifetime / 3600, students=bounds.max_students, items=bounds.max_items,
+                             classes=bounds.max_classes))  # fmt: skip

@@ -1,0 +1,117 @@
+"""The class as named API endpoints (`gr.api`), so a class can be run or checked from a notebook
+with `gradio_client`: each takes plain values and returns a JSON object (a dict). A refusal
+(wrong token, closed class, late or second answer) comes back as `{"error": "..."}` rather than
+an exception, so a script reads the reason like a person does.
+
+    class_open(benchmark, params, count, seconds, models) -> {code, teacher_token, items}
+    class_join(code, name) -> {student_token, name}
+    class_item(student_token) -> {index, image, question, options, seconds_left, state, ...}
+    class_answer(student_token, answer) -> {received, index, answer}
+    class_next(teacher_token) -> {phase, index, answered, students, ...}
+    class_reveal(teacher_token) -> {tally, truth, models, ...}
+    class_results(teacher_token) -> {items: [...], overall, fit}
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+from typing import Any
+
+import gradio as gr
+
+from probes.classroom import ClassError, lesson_results
+from probes.core.errors import ProbeError
+from probes.running.limits import current as limits
+from ui.classroom.lessons import CLASSES, lesson_items, open_class
+from ui.common import user_message
+
+
+def _answer(work) -> dict[str, Any]:
+    try:
+        return work()
+    except (ClassError, ProbeError) as exc:
+        return {"error": str(exc)}
+    except Exception as exc:  # noqa: BLE001 - user_message logs what is not the caller's mistake
+        return {"error": user_message(exc)}
+
+
+def _image_uri(images) -> str | None:
+    if not images:
+        return None
+    buffer = io.BytesIO()
+    images[0].convert("RGB").save(buffer, format="PNG")
+    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def class_open(
+    benchmark: str, params: str, count: int, seconds: float, models: str, request: gr.Request
+) -> dict[str, Any]:
+    """Open a class on `count` items of `benchmark` (parameters as NAME=V1,V2; seconds 0:
+    untimed; models comma-separated, at most four)."""
+
+    def work() -> dict[str, Any]:
+        items = lesson_items("benchmark", benchmark, params, count, 0, None)
+        chosen = [m.strip() for m in (models or "").split(",") if m.strip()]
+        room = open_class(request, items, seconds or None, "paced", chosen, {}, limits().text("benchmark", benchmark))
+        return {"code": room.code, "teacher_token": room.teacher_token, "items": len(room.lesson.items)}
+
+    return _answer(work)
+
+
+def class_join(code: str, name: str) -> dict[str, Any]:
+    """Join the class with this code under a nickname (optional)."""
+
+    def work() -> dict[str, Any]:
+        room, token = CLASSES.join(code, name)
+        return {"student_token": token, "name": room.student(token).name}
+
+    return _answer(work)
+
+
+def class_item(student_token: str) -> dict[str, Any]:
+    """The item this student is on: never its truth or tally before the reveal."""
+
+    def work() -> dict[str, Any]:
+        room = CLASSES.by_token(student_token)
+        view = room.item_for(student_token)
+        if view.get("index") is not None:
+            view["image"] = _image_uri(room.image(student_token))
+        return view
+
+    return _answer(work)
+
+
+def class_answer(student_token: str, answer: str) -> dict[str, Any]:
+    """This student's answer to the item they are on: an option's letter or text, yes/no, a number."""
+    return _answer(lambda: CLASSES.by_token(student_token).answer(student_token, answer))
+
+
+def class_next(teacher_token: str) -> dict[str, Any]:
+    """Show the next item (the first, from the lobby)."""
+    return _answer(lambda: CLASSES.by_token(teacher_token).next(teacher_token))
+
+
+def class_reveal(teacher_token: str) -> dict[str, Any]:
+    """The class's answers to the item on screen, its truth and each model's answer."""
+    return _answer(lambda: CLASSES.by_token(teacher_token).reveal(teacher_token))
+
+
+def class_results(teacher_token: str) -> dict[str, Any]:
+    """The end of the lesson: per item and overall beside the models, and the curve's fits."""
+
+    def work() -> dict[str, Any]:
+        room = CLASSES.by_token(teacher_token)
+        room.check_teacher(teacher_token)
+        return lesson_results(room)
+
+    return _answer(work)
+
+
+ENDPOINTS = (class_open, class_join, class_item, class_answer, class_next, class_reveal, class_results)
+
+
+def register() -> None:
+    """Inside a Blocks: each function as a named endpoint (its name is its api_name)."""
+    for function in ENDPOINTS:
+        gr.api(function, api_name=function.__name__, concurrency_limit=None if function is not class_open else 2)

@@ -1,0 +1,152 @@
+"""What a teacher's form makes of a class: its items (a benchmark or generated family with its
+parameters and a count, or a hand-picked list from the Examples), and the models beside it,
+answered from the cache where they can be and asked live (within the visitor's budget) where not.
+
+The server's open classes live here, in one registry (`CLASSES`): classes are server state, not a
+browser's, so any reload of the teacher's or a student's page finds them again by token."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+import gradio as gr
+
+from probes.asking.prompting import assemble_prompt
+from probes.classroom import Classes, ClassRoom, Lesson, Pace
+from probes.core.benchmark import Benchmark
+from probes.core.errors import ProbeError, UsageError
+from probes.core.params import parse_params
+from probes.core.selection import select_items
+from probes.core.types import Condition, Item, ItemRef, Origin, Result
+from probes.reading.grading import grade_reply
+from probes.running.limits import current as limits
+from probes.running.limits import whole_number
+from probes.running.runner import RunPlan, cache_key, run
+from ui import items as item_choice
+from ui import probe_examples as examples
+from ui.common import backend_for, charge, paid_by_server, user_message
+from ui.probe_share import probe_config
+from ui.sessions import store_for, stores_to_read
+
+CLASSES = Classes()
+MAX_MODELS = 4
+MAX_COUNT = 60
+CONDITION = Condition()  # the class is asked the item as it is; so are the models beside it
+
+
+def lesson_items(source: str, benchmark_id: str, params: str, count: float | None, seed: float | None,
+                 picked: Sequence[str] | None) -> list[tuple[Benchmark, Item]]:  # fmt: skip
+    """The class's items: hand-picked Examples, or `count` items of a benchmark (a seeded sample,
+    parameters fixed or swept as on the command line: `difference=-0.2,-0.1,0.1,0.2`)."""
+    bounds = limits()
+    if source == "examples":
+        chosen = [examples.BY_TITLE[t] for t in (picked or []) if t in examples.BY_TITLE]
+        if not chosen:
+            raise UsageError("tick at least one example for the class")
+        return [item_choice.resolve(examples.spec_of(example)) for example in chosen]
+    benchmark_id = bounds.benchmark(bounds.text("benchmark", benchmark_id or ""))
+    grid = parse_params(bounds.text("parameters", params or "")) or None
+    benchmark = item_choice.benchmark_of(benchmark_id, None, grid)
+    n = whole_number("items", count, 1, MAX_COUNT, default=10)
+    chosen = select_items(benchmark.items(), n, whole_number("seed", seed, 0, 2**31 - 1, default=0))
+    return [(benchmark, item) for item in chosen]
+
+
+def open_class(
+    request: gr.Request | None,
+    items: list[tuple[Benchmark, Item]],
+    seconds: float | None,
+    pace: str,
+    models: Sequence[str],
+    keys: dict[str, str],
+    title: str = "",
+) -> ClassRoom:
+    chosen = list(dict.fromkeys(m.strip() for m in models if m and m.strip()))
+    if len(chosen) > MAX_MODELS:
+        raise UsageError(f"at most {MAX_MODELS} models beside a class")
+    backends = {model: backend_for(model, keys) for model in chosen}  # refused models say why, now
+    seconds = None if not seconds else float(seconds)
+    lesson = Lesson(tuple(items), seconds, tuple(chosen), Pace(pace), title)
+    room = CLASSES.open(lesson)
+    ask_models(room, backends, keys, request)
+    return room
+
+
+# --- the models beside the class -------------------------------------------------------------------
+
+
+def _cached(room: ClassRoom, stores: Sequence[Any], model: str, backend) -> list[int]:
+    """Give the class every answer of `model` the stores already hold; the indices still missing."""
+    missing = []
+    config = probe_config(CONDITION)
+    for index, (benchmark, item) in enumerate(room.lesson.items):
+        try:
+            asked, prompt = assemble_prompt(benchmark, item, CONDITION.mode, CONDITION.perturbation)
+        except ProbeError as exc:
+            room.set_model_answer(model, index, user_message(exc))
+            continue
+        key = cache_key(backend, config, prompt, asked.possible_answers())
+        found = next((hit for store in stores if (hit := store.cached(key)) is not None), None)
+        if found is None:
+            missing.append(index)
+            continue
+        ref = ItemRef.of(asked, Origin.PROBE)
+        room.set_model_answer(model, index, grade_reply(benchmark, asked, found.text, model, CONDITION, ref,
+                                                         latency=found.latency, cached=True))  # fmt: skip
+    return missing
+
+
+def ask_models(room: ClassRoom, backends: dict[str, Any], keys: dict[str, str], request: gr.Request | None) -> None:
+    """Cached answers now; the rest asked in the background (each paid request charged to the
+    teacher's budget first: past it, the item says so instead of an answer)."""
+    stores = stores_to_read(request)
+    store = store_for(request)
+    wanted: dict[str, list[int]] = {}
+    for model, backend in backends.items():
+        missing = _cached(room, stores, model, backend)
+        if missing and paid_by_server(model, keys):
+            try:
+                charge(request, len(missing))
+            except ProbeError as exc:
+                for index in missing:
+                    room.set_model_answer(model, index, user_message(exc))
+                continue
+        for index in missing:
+            room.set_model_answer(model, index, "asking…")
+        wanted[model] = missing
+    if any(wanted.values()):
+        threading.Thread(target=_ask, args=(room, backends, wanted, store), daemon=True,
+                         name=f"class-{room.code}-models").start()  # fmt: skip
+
+
+def _ask(room: ClassRoom, backends: dict[str, Any], wanted: dict[str, list[int]], store) -> None:
+    async def one(model: str, benchmark: Benchmark, indexed: list[tuple[int, Item]]) -> None:
+        where = {item.id: index for index, item in indexed}
+        plan = RunPlan(benchmark, [item for _, item in indexed], [backends[model]], CONDITION.mode,
+                       CONDITION.perturbation, probe_config(CONDITION), origin=Origin.PROBE)  # fmt: skip
+        try:
+            await run(
+                plan, store, on_result=lambda result, _: room.set_model_answer(model, where[result.item_id], result)
+            )
+        except Exception as exc:  # noqa: BLE001 - the model's items say why; the class goes on
+            for index, _ in indexed:
+                if not isinstance(room.model_answers.get((model, index)), Result):
+                    room.set_model_answer(model, index, user_message(exc))
+
+    async def everything() -> None:
+        jobs = []
+        for model, indices in wanted.items():
+            groups: dict[int, list[tuple[int, Item]]] = defaultdict(list)
+            benchmarks: dict[int, Benchmark] = {}
+            for index in indices:
+                benchmark, item = room.lesson.items[index]
+                groups[id(benchmark)].append((index, item))
+                benchmarks[id(benchmark)] = benchmark
+            jobs += [one(model, benchmarks[key], indexed) for key, indexed in groups.items()]
+        await asyncio.gather(*jobs)
+
+    asyncio.run(everything())

@@ -1,0 +1,168 @@
+"""The teacher's side: a form that opens a class, then the presenter's view for a projector (the
+code, the link and its QR code, the item large, "23 of 28 answered", the countdown), Next and
+Reveal, and the end of the lesson (the class beside the models and the papers' people, the
+class's curve on a swept illusion, CSV / JSON downloads, publishing the answers to the people
+rows). Only the browser holding the teacher's token (gr.BrowserState) controls the class."""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import gradio as gr
+
+from probes.classroom import ClassError, answers_table, lesson_results
+from probes.core.errors import ProbeError
+from ui.classroom.lessons import CLASSES, lesson_items, open_class
+from ui.classroom.views import curve_figure, presenter_html, qr_svg, results_html, reveal_html
+from ui.common import session_keys, user_message
+from ui.sessions import people_quota, shared_store
+
+DOWNLOADS = Path(tempfile.gettempdir()) / "probe-classes"
+
+
+def _link(request: gr.Request | None, code: str) -> str:
+    """The page a student opens: the teacher's own page address (what their browser sent as
+    Referer), its query replaced by the class code."""
+    headers = getattr(request, "headers", None) or {}
+    page = headers.get("referer", "") if hasattr(headers, "get") else ""
+    base = page.split("?", 1)[0].split("#", 1)[0] or "/"
+    return f"{base}?class={code}"
+
+
+def _warn(text: str) -> str:
+    return f'<p class="class-warning">⚠ {html.escape(text)}</p>'
+
+
+def open_lesson(
+    request: gr.Request,
+    source: str,
+    benchmark: str,
+    params: str,
+    count: float | None,
+    seed: float | None,
+    picked: list[str] | None,
+    seconds: float | None,
+    pace: str,
+    models: list[str] | None,
+    *typed_keys: str,
+) -> list[Any]:
+    """[teacher token, presenter, QR, message, timer active]."""
+    try:
+        items = lesson_items(source, benchmark, params, count, seed, picked)
+        room = open_class(request, items, seconds, pace, models or [], session_keys(*typed_keys), benchmark or "")
+    except (ClassError, ProbeError) as exc:
+        return [gr.skip(), gr.skip(), gr.skip(), _warn(str(exc)), gr.skip()]
+    except Exception as exc:  # noqa: BLE001 - user_message logs what is not the teacher's mistake
+        return [gr.skip(), gr.skip(), gr.skip(), _warn(user_message(exc)), gr.skip()]
+    link = _link(request, room.code)
+    status = room.status(room.teacher_token)
+    return [room.teacher_token, presenter_html(status, link), qr_svg(link), "", gr.update(active=True)]
+
+
+def refresh(token: str, request: gr.Request) -> list[Any]:
+    """[presenter, QR]: where the class is now (the timer's tick, and a reload)."""
+    if not token:
+        return [gr.skip(), gr.skip()]
+    try:
+        room = CLASSES.by_token(token)
+        status = room.status(token)
+    except (ClassError, ProbeError) as exc:
+        return [_warn(str(exc)), ""]
+    link = _link(request, room.code)
+    return [presenter_html(status, link), gr.skip()]
+
+
+def restore(token: str, request: gr.Request) -> list[Any]:
+    """On page load: a teacher who reloads finds their class again. [presenter, QR, image,
+    question, timer active]."""
+    if not token:
+        return [gr.skip()] * 4 + [gr.update(active=False)]
+    try:
+        room = CLASSES.by_token(token)
+        status = room.status(token)
+    except (ClassError, ProbeError):
+        return [gr.skip()] * 4 + [gr.update(active=False)]
+    link = _link(request, room.code)
+    images, question = _item_shown(room, token)
+    return [presenter_html(status, link), qr_svg(link), images, question, gr.update(active=True)]
+
+
+def _item_shown(room, token: str) -> tuple[Any, str]:
+    status = room.status(token)
+    index = status.get("index")
+    if index is None:
+        return gr.update(value=None, visible=False), ""
+    _, item = room.lesson.items[index]
+    options = "\n".join(f"{label}. {text}" for label, text in zip(item.labels, item.options, strict=True))
+    question = html.escape(item.question) + (f"<pre>{html.escape(options)}</pre>" if options else "")
+    return gr.update(
+        value=(room.image(token, index) or [None])[0], visible=True
+    ), f'<div class="class-item">{question}</div>'
+
+
+def next_item(token: str, request: gr.Request) -> list[Any]:
+    """[presenter, image, question, reveal]."""
+    try:
+        room = CLASSES.by_token(token)
+        status = room.next(token)
+    except (ClassError, ProbeError) as exc:
+        return [_warn(str(exc)), gr.skip(), gr.skip(), gr.skip()]
+    image, question = _item_shown(room, token)
+    return [presenter_html(status, _link(request, room.code)), image, question, ""]
+
+
+def reveal(token: str) -> str:
+    try:
+        shown = CLASSES.by_token(token).reveal(token)
+    except (ClassError, ProbeError) as exc:
+        return _warn(str(exc))
+    if "items" in shown:  # self-paced: every item at once
+        return "".join(f"<h4>Item {entry['index'] + 1}</h4>{reveal_html(entry)}" for entry in shown["items"])
+    return reveal_html(shown)
+
+
+def results(token: str) -> list[Any]:
+    """[results, curve, CSV file, JSON file]."""
+    try:
+        room = CLASSES.by_token(token)
+        room.check_teacher(token)
+        summary = lesson_results(room)
+    except (ClassError, ProbeError) as exc:
+        return [_warn(str(exc)), gr.update(visible=False), gr.update(visible=False), gr.update(visible=False)]
+    answers = answers_table(room)
+    DOWNLOADS.mkdir(parents=True, exist_ok=True)
+    stem = DOWNLOADS / f"class-{room.code}"
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=["student", "number", "item", "item_id", "answer", "correct", "seconds"])
+    writer.writeheader()
+    writer.writerows(answers)
+    stem.with_suffix(".csv").write_text(buffer.getvalue(), encoding="utf-8")
+    stem.with_suffix(".json").write_text(json.dumps({**summary, "answers": answers}, indent=2, default=str),
+                                         encoding="utf-8")  # fmt: skip
+    figure = curve_figure(summary["fit"])
+    return [results_html(summary), gr.update(value=figure, visible=figure is not None),
+            gr.update(value=str(stem.with_suffix(".csv")), visible=True),
+            gr.update(value=str(stem.with_suffix(".json")), visible=True)]  # fmt: skip
+
+
+def publish(token: str, request: gr.Request) -> str:
+    """The class's answers join the people rows (the teacher's choice, once)."""
+    try:
+        room = CLASSES.by_token(token)
+        room.check_teacher(token)
+        if room.published:
+            return "Already published."
+        answers = room.class_results()
+        for _ in answers:  # each answer counts against the people quota, as one in the Human tab does
+            people_quota(request)
+        shared_store().record_many([(result, None, "") for result in answers])
+        room.published = True
+    except (ClassError, ProbeError) as exc:
+        return _warn(str(exc))
+    return f"Published {len(answers)} answers to the people rows: the Scoreboard shows them beside the models."
