@@ -7,6 +7,7 @@ an exception, so a script reads the reason like a person does.
     class_join(code, name) -> {student_token, name}
     class_item(student_token) -> {index, image, question, options, seconds_left, state, ...}
     class_answer(student_token, answer) -> {received, index, answer}
+    class_status(teacher_token) -> {phase, index, students, answered, seconds_left, ...}
     class_next(teacher_token) -> {phase, index, answered, students, ...}
     class_reveal(teacher_token) -> {tally, truth, models, ...}
     class_results(teacher_token) -> {items: [...], overall, fit}
@@ -16,6 +17,8 @@ from __future__ import annotations
 
 import base64
 import io
+import threading
+from collections import OrderedDict
 from typing import Any
 
 import gradio as gr
@@ -36,12 +39,28 @@ def _answer(work) -> dict[str, Any]:
         return {"error": user_message(exc)}
 
 
-def _image_uri(images) -> str | None:
-    if not images:
-        return None
-    buffer = io.BytesIO()
-    images[0].convert("RGB").save(buffer, format="PNG")
-    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+_uris: OrderedDict[tuple[str, int], str | None] = OrderedDict()
+_uris_lock = threading.Lock()
+KEPT_URIS = 64  # a class's pictures, encoded once: sixty phones asking each second must not re-encode them
+
+
+def _image_uri(room, token: str, index: int) -> str | None:
+    key = (room.code, index)
+    with _uris_lock:
+        if key in _uris:
+            _uris.move_to_end(key)
+            return _uris[key]
+    images = room.image(token)
+    uri = None
+    if images:
+        buffer = io.BytesIO()
+        images[0].convert("RGB").save(buffer, format="PNG")
+        uri = "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+    with _uris_lock:
+        _uris[key] = uri
+        while len(_uris) > KEPT_URIS:
+            _uris.popitem(last=False)
+    return uri
 
 
 def class_open(
@@ -76,7 +95,7 @@ def class_item(student_token: str) -> dict[str, Any]:
         room = CLASSES.by_token(student_token)
         view = room.item_for(student_token)
         if view.get("index") is not None:
-            view["image"] = _image_uri(room.image(student_token))
+            view["image"] = _image_uri(room, student_token, view["index"])
         return view
 
     return _answer(work)
@@ -85,6 +104,11 @@ def class_item(student_token: str) -> dict[str, Any]:
 def class_answer(student_token: str, answer: str) -> dict[str, Any]:
     """This student's answer to the item they are on: an option's letter or text, yes/no, a number."""
     return _answer(lambda: CLASSES.by_token(student_token).answer(student_token, answer))
+
+
+def class_status(teacher_token: str) -> dict[str, Any]:
+    """Where the class is: the item on screen, how many joined and answered, the countdown."""
+    return _answer(lambda: CLASSES.by_token(teacher_token).status(teacher_token))
 
 
 def class_next(teacher_token: str) -> dict[str, Any]:
@@ -108,10 +132,10 @@ def class_results(teacher_token: str) -> dict[str, Any]:
     return _answer(work)
 
 
-ENDPOINTS = (class_open, class_join, class_item, class_answer, class_next, class_reveal, class_results)
+ENDPOINTS = (class_open, class_join, class_item, class_answer, class_status, class_next, class_reveal, class_results)
 
 
 def register() -> None:
     """Inside a Blocks: each function as a named endpoint (its name is its api_name)."""
     for function in ENDPOINTS:
-        gr.api(function, api_name=function.__name__, concurrency_limit=None if function is not class_open else 2)
+        gr.api(function, api_name=function.__name__, queue=function is class_open)

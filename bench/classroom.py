@@ -1,0 +1,147 @@
+"""A class in the room, under load (issue 25): the app in public mode (`python app.py`,
+PROBE_PUBLIC=1, its own process on 127.0.0.1), a teacher and `--students` students, each a
+`gradio_client` of its own, through the named endpoints a class's pages and scripts use.
+
+Each student asks where the class is once a second (as the student page's timer does) and
+answers each item once it shows; the teacher shows `--items` items one after another, asks the
+class's status once a second (the presenter's refresh), and reveals each item once every student
+has answered (or after `--item-seconds`). Measured: each answer's round trip and each presenter
+refresh, p50 and p95, against an idle baseline measured in the same run (one student answering
+and the teacher refreshing with nobody else about), and the app's peak RSS (its process tree).
+Goal: p95 under 1 s and under 3x idle on this 2-core machine (the bench's own 61 clients share
+those cores with the app).
+
+Run from the repository root:  python -m bench.classroom [--students 60] [--items 10]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from gradio_client import Client
+
+from bench.abuse import Sampler, percentile
+from tests.ui.attacker import AppProcess
+
+SET = ("illusion/mueller-lyer", "difference=-0.2,-0.1,0.1,0.2 inducers=with illusion_strength=30 canvas=768")
+
+
+def call(client: Client, endpoint: str, *args) -> tuple[dict, float]:
+    started = time.perf_counter()
+    answer = client.predict(*args, api_name=endpoint)
+    return answer, time.perf_counter() - started
+
+
+def idle(url: str, samples: int) -> tuple[list[float], list[float]]:
+    """One student answering, one teacher refreshing, nobody else: the baseline."""
+    teacher = Client(url, verbose=False)
+    opened, _ = call(teacher, "/class_open", SET[0], SET[1], samples, 0, "baseline/pixels")
+    code, token = opened["code"], opened["teacher_token"]
+    student = Client(url, verbose=False)
+    joined, _ = call(student, "/class_join", code, "idle")
+    answers, refreshes = [], []
+    for _ in range(samples):
+        call(teacher, "/class_next", token)
+        call(student, "/class_item", joined["student_token"])
+        done, seconds = call(student, "/class_answer", joined["student_token"], "a")
+        assert done.get("received"), done
+        answers.append(seconds)
+        refreshes.append(call(teacher, "/class_status", token)[1])
+        time.sleep(0.2)
+    return answers, refreshes
+
+
+def student(url: str, code: str, number: int, stop: threading.Event, answers: list, errors: list) -> None:
+    rng = random.Random(number)
+    client = Client(url, verbose=False)
+    joined, _ = call(client, "/class_join", code, f"s{number}")
+    token = joined["student_token"]
+    answered: set[int] = set()
+    while not stop.is_set():
+        view, _ = call(client, "/class_item", token)
+        index = view.get("index")
+        if view.get("state") == "answering" and index is not None and index not in answered:
+            time.sleep(rng.uniform(0.2, 2.0))  # a person reads and taps
+            done, seconds = call(client, "/class_answer", token, rng.choice(["a", "b"]))
+            if done.get("received"):
+                answers.append(seconds)
+                answered.add(index)
+            else:
+                errors.append(done.get("error"))
+        time.sleep(1.0)
+
+
+def lesson(url: str, students: int, items: int, item_seconds: float) -> tuple[list[float], list[float], list]:
+    teacher = Client(url, verbose=False)
+    opened, _ = call(teacher, "/class_open", SET[0], SET[1], items, 0, "baseline/pixels")
+    code, token = opened["code"], opened["teacher_token"]
+    stop = threading.Event()
+    answers: list[float] = []
+    errors: list = []
+    crowd = [threading.Thread(target=student, args=(url, code, n, stop, answers, errors), daemon=True)
+             for n in range(students)]  # fmt: skip
+    for thread in crowd:
+        thread.start()
+    refreshes: list[float] = []
+    deadline = time.monotonic() + 120
+    while call(teacher, "/class_status", token)[0].get("students", 0) < students and time.monotonic() < deadline:
+        time.sleep(0.5)
+    for _ in range(items):
+        call(teacher, "/class_next", token)
+        ends = time.monotonic() + item_seconds
+        while time.monotonic() < ends:
+            status, seconds = call(teacher, "/class_status", token)
+            refreshes.append(seconds)
+            if status.get("answered", 0) >= students:
+                break
+            time.sleep(1.0)
+        call(teacher, "/class_reveal", token)
+        time.sleep(1.0)
+    stop.set()
+    for thread in crowd:
+        thread.join(timeout=30)
+    return answers, refreshes, errors
+
+
+def row(name: str, values: list[float], idle_p95: float | None = None) -> str:
+    if not values:
+        return f"| {name} | 0 | - | - | - |"
+    p95 = percentile(values, 0.95)
+    ratio = f"{p95 / idle_p95:.2f}x" if idle_p95 else "-"
+    return f"| {name} | {len(values)} | {statistics.median(values) * 1000:.0f} ms | {p95 * 1000:.0f} ms | {ratio} |"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--students", type=int, default=60)
+    parser.add_argument("--items", type=int, default=10)
+    parser.add_argument("--item-seconds", type=float, default=20.0)
+    parser.add_argument("--idle-samples", type=int, default=20)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="bench-classroom-") as folder:
+        app = AppProcess(Path(folder)).start()
+        try:
+            with Sampler(app, kill_above=4096 * 2**20) as sampler:
+                idle_answers, idle_refreshes = idle(app.url, args.idle_samples)
+                answers, refreshes, errors = lesson(app.url, args.students, args.items, args.item_seconds)
+            peak = sampler.highest
+        finally:
+            app.stop()
+    print(f"{args.students} students, {args.items} items, public mode, 127.0.0.1\n")
+    print("| measured | n | p50 | p95 | p95 / idle p95 |\n| --- | --- | --- | --- | --- |")
+    print(row("idle: one answer", idle_answers))
+    print(row("idle: presenter refresh", idle_refreshes))
+    print(row("class: an answer's round trip", answers, percentile(idle_answers, 0.95)))
+    print(row("class: presenter refresh", refreshes, percentile(idle_refreshes, 0.95)))
+    print(f"\nanswers received {len(answers)} of {args.students * args.items}; refused {len(errors)}"
+          f"{' (' + str(errors[:3]) + ')' if errors else ''}; app peak RSS {peak / 2**20:.0f} MB")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
