@@ -242,7 +242,9 @@ class _Reader:
             raise wrong("name", f"name {name!r} is taken by a built-in provider: choose another")
 
         base_url = table["base_url"]
-        problem = _url_problem(base_url)
+        problem = url_problem(base_url)
+        if problem and "user name or password" in problem:
+            problem += "; a models file holds no secrets (use api_key_env)"
         if problem:
             raise wrong("base_url", f"`base_url` {problem}; write the server's http(s) address, "
                                     'e.g. base_url = "http://localhost:11434/v1"')  # fmt: skip
@@ -282,25 +284,31 @@ class _Reader:
         return Endpoint(name, base_url, key_env, tuple(models), concurrency)
 
 
-def _url_problem(value: Any) -> str | None:
-    """What is wrong with `value` as a server's address, or None."""
+def url_problem(value: Any, credentials: bool = False) -> str | None:
+    """What is wrong with `value` as a server's http(s) address, or None. With `credentials`
+    False a user name or password in it is wrong too. An address holding one is never shown."""
     if not isinstance(value, str):
         return f"is {_describe(value)}"
     if len(value) > MAX_URL:
         return f"has {len(value):,} characters (at most {MAX_URL:,})"
     if any(c.isspace() or unicodedata.category(c) == "Cc" for c in value):
         return "holds spaces or control characters"
+    shown = "an address with a user name or password" if "@" in value else _describe(value)
     try:
         parts = urlsplit(value)
+        with_user = parts.username is not None or parts.password is not None
+    except ValueError:
+        return f"is {shown}, not a URL"
+    if with_user and not credentials:
+        return "holds a user name or password"
+    try:
         parts.port  # noqa: B018 - raises ValueError for a port that is not a number from 0 to 65535
     except ValueError:
-        return f"is {_describe(value)}, not a URL with a valid host and port"
-    if parts.username is not None or parts.password is not None:  # never repeated: it holds a password
-        return "holds a user name or password; a models file holds no secrets (use api_key_env)"
+        return f"is {shown}, not a URL with a valid host and port"
     if parts.scheme not in ("http", "https"):
-        return f"is {_describe(value)}, not http:// or https://"
+        return f"is {shown}, not http:// or https://"
     if not parts.hostname:
-        return f"is {_describe(value)}, which names no host"
+        return f"is {shown}, which names no host"
     return None
 
 

@@ -18,7 +18,8 @@ from tests.conftest import REPO
 
 VARIABLES = ("PROBE_MODELS", "PROBE_IMAGE_CACHE_MB", "PROBE_DRAWING_PROCESS", "PROBE_MAX_LOCAL_MODELS",
              "PROBE_TRUSTED_PROXIES", "PROBE_MAX_ITEMS", "PROBE_PUBLIC", "PROBE_SESSION_BUDGET",
-             "PROBE_CLIENT_BUDGET", "PROBE_GLOBAL_BUDGET", "PROBE_HF_MODELS", "PROBE_ALLOWED_MODELS", "SPACE_ID")  # fmt: skip
+             "PROBE_CLIENT_BUDGET", "PROBE_GLOBAL_BUDGET", "PROBE_HF_MODELS", "PROBE_ALLOWED_MODELS", "SPACE_ID",
+             "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL")  # fmt: skip
 
 
 def start_app(tmp_path, **env: str) -> subprocess.CompletedProcess:
@@ -78,7 +79,10 @@ def clean_environment(monkeypatch):
      ("PROBE_HF_MODELS", "hf/HuggingFaceTB/SmolVLM-256M-Instruct", "write 'HuggingFaceTB/SmolVLM-256M-Instruct' "
                                                                    "without hf/"),
      ("PROBE_ALLOWED_MODELS", "gpt-4o", "'gpt-4o' is not a model id: write provider/model"),
-     ("PROBE_MODELS", "{missing}", "does not exist")],
+     ("PROBE_MODELS", "{missing}", "does not exist"),
+     ("OPENAI_BASE_URL", "localhost:8000", "OPENAI_BASE_URL is 'localhost:8000', not http:// or https://"),
+     ("ANTHROPIC_BASE_URL", "http://h:99999/v1", "ANTHROPIC_BASE_URL is 'http://h:99999/v1', not a URL with a valid"),
+     ("ANTHROPIC_BASE_URL", "http://u:pw@h:99999/v1", "ANTHROPIC_BASE_URL is an address with a user name or password")],
 )  # fmt: skip
 def test_every_variable_is_checked_at_start(tmp_path, clean_environment, variable, value, fragment):
     clean_environment.setenv(variable, value.format(missing=tmp_path / "nope.toml"))
@@ -94,7 +98,8 @@ def test_good_and_huge_but_meaningful_values_pass(tmp_path, clean_environment):
                             "PROBE_DRAWING_PROCESS": "off", "PROBE_MAX_LOCAL_MODELS": "3",
                             "PROBE_TRUSTED_PROXIES": "2", "PROBE_SESSION_BUDGET": "1" + "0" * 30,
                             "PROBE_HF_MODELS": "HuggingFaceTB/SmolVLM-256M-Instruct, /srv/models/my model",
-                            "PROBE_ALLOWED_MODELS": "openai/gpt-4.1"}.items():  # fmt: skip
+                            "PROBE_ALLOWED_MODELS": "openai/gpt-4.1", "OPENAI_BASE_URL": "http://127.0.0.1:9/v1",
+                            "ANTHROPIC_BASE_URL": "https://user:pw@127.0.0.1:9"}.items():  # fmt: skip
         clean_environment.setenv(variable, value)
     settings.check()
     bounds = limits.current()

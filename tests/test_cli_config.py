@@ -81,3 +81,14 @@ def test_a_variable_that_does_not_parse_is_one_line_and_exit_2(tmp_path, variabl
 def test_good_values_still_run(tmp_path, variable, value):
     done = run_cli(*RUN, "--store", str(tmp_path / "s.sqlite"), env={variable: value})
     assert done.returncode == 0, done.stderr
+
+
+def test_a_provider_address_that_is_no_url_is_refused_before_its_requests_fail(tmp_path):
+    store = tmp_path / "s.sqlite"
+    done = run_cli("run", "blind/touching-circles", "--model", "openai/gpt-4o", "--limit", "1", "--store", str(store),
+                   env={"OPENAI_BASE_URL": "localhost:8000", "OPENAI_API_KEY": "sk-never-sent-000000"})  # fmt: skip
+    assert_one_error_line(done, "OPENAI_BASE_URL is 'localhost:8000', not http:// or https://")
+    assert not store.exists()
+    # A run that asks no OpenAI model does not read it.
+    done = run_cli(*RUN, "--store", str(store), env={"OPENAI_BASE_URL": "localhost:8000"})
+    assert done.returncode == 0, done.stderr

@@ -10,7 +10,8 @@ starts, each mistake one line (`error: ...`) and exit status 2, never a tracebac
   is read, and refused only by the commands that write); one damaged where opening did not look
   (a data page), or a disk that fills up, is named when it happens (`store_problem`,
   `system_problem`), each with what is true of it.
-- Variables `run` reads (PROBE_IMAGE_CACHE_MB, PROBE_DRAWING_PROCESS) are checked with its options.
+- Variables `run` reads (PROBE_IMAGE_CACHE_MB, PROBE_DRAWING_PROCESS, the base URL of a provider it
+  asks) are checked with its options.
 - argparse's own mistakes (an unknown option, `--temperature abc`) print one line too, with
   where to find the command's help, instead of the usage block.
 """
@@ -29,7 +30,7 @@ from typing import NoReturn
 from models import registry as model_registry
 from models.registry import Endpoint
 from probes.core.errors import UsageError
-from probes.running import drawing_process, image_cache
+from probes.running import drawing_process, image_cache, settings
 from probes.running.limits import MAX_CONCURRENCY
 from probes.running.store import default_path
 from probes.running.store_access import disk_full, is_full
@@ -50,6 +51,8 @@ def check_run_options(args: argparse.Namespace) -> None:
     """`run`'s numeric options and the variables it reads, all before anything is built or sent."""
     image_cache.max_bytes_from_env()
     drawing_process.enabled()
+    for provider in {model.partition("/")[0] for model in args.model}:
+        settings.base_url(provider)
     if args.shots < 0:
         raise UsageError("--shots must be 0 or more")
     if args.limit is not None and args.limit < 1:
