@@ -203,6 +203,25 @@ def test_report_and_writers_in_process(tmp_path, deny_writing, capsys):
     assert capsys.readouterr().err.startswith(f"error: results store {path} is read-only")
 
 
+def test_the_scoreboard_reads_the_operators_store_in_process(tmp_path, monkeypatch, deny_writing):
+    from tests.ui.conftest import reset_caches
+    from ui import scoreboard_data
+    from ui.sessions import shared_store
+
+    home = tmp_path / "home"
+    filled(home / "results.sqlite", items=5)
+    monkeypatch.setenv("PROBE_HOME", str(home))
+    reset_caches()
+    deny_writing()
+    try:
+        assert len(scoreboard_data.stored_results(reload=True)) == 5
+        assert shared_store().read_only
+    finally:
+        shared_store().close()
+        reset_caches()
+        scoreboard_data._cache.clear()
+
+
 def test_an_older_read_only_store_says_how_to_read_it(tmp_path, deny_writing):
     path = filled(tmp_path / "results.sqlite")
     with sqlite3.connect(path) as db:  # as version 3 left it: no `ungraded` column

@@ -13,7 +13,7 @@ starts (`run` checks its own before opening the store), and here they are all ca
 | PROBE_DRAWING_PROCESS | drawing_process.enabled |
 | PROBE_MAX_LOCAL_MODELS | models.hf_pool.max_loaded |
 | PROBE_MODELS (the models file) | models.registry.load_endpoints |
-| OPENAI_BASE_URL, ANTHROPIC_BASE_URL (the SDKs' own) | `base_url` here, as the backends read them as they are |
+| OPENAI_BASE_URL, ANTHROPIC_BASE_URL (the SDKs' own) | `base_url` here (the backends take them unchecked) |
 """
 
 from __future__ import annotations
