@@ -193,6 +193,16 @@ def test_an_unwritable_store_is_opened_by_sqlite_for_reading_only(tmp_path, deny
         Store(path, read_only=False)
 
 
+def test_a_store_opened_for_reading_never_writes(tmp_path):
+    path = filled(tmp_path / "results.sqlite")
+    before = digest(path)
+    with Store(path, read_only=True) as store:
+        assert store.read_only and store.count() == 6
+        with pytest.raises(StoreReadOnly, match=r"\(opened for reading only\)"):
+            store.record(Result("b", "i", "m", "0-shot", "none", Status.ANSWERED))
+    assert digest(path) == before
+
+
 def test_report_and_writers_in_process(tmp_path, deny_writing, capsys):
     path = filled(tmp_path / "results.sqlite")
     deny_writing()
