@@ -11,8 +11,9 @@ import gradio as gr
 
 # ZeroGPU needs its GPU function to exist when the app starts (it does nothing where ZeroGPU is absent).
 import models.hf_zerogpu  # noqa: F401
-from probes.core.errors import ProbeError
-from probes.running.limits import current as limits
+from models.types import BackendError
+from probes.core.errors import ProbeError, UsageError
+from probes.running.settings import check as check_settings
 from ui.about import build_about
 from ui.classroom import browser_tokens, build_class
 from ui.cleanup import start_sweeper
@@ -32,7 +33,9 @@ QUEUE_SIZE = 64
 
 
 def build_demo() -> gr.Blocks:
-    limits()  # a budget or flag that does not parse stops the app here, with what to write instead
+    # Every variable the engine reads, the models file among them: one that does not parse stops
+    # the app here, with what to write instead, not a visitor's request later.
+    check_settings()
     start_sweeper([IMAGE_FILES, LAB_DIR, EXPORTS, MINING_DIR], also=[SESSIONS.sweep])
     # Gradio's own cache (uploads, served files) is emptied of files older than an hour, hourly.
     with gr.Blocks(title="Perception playground", delete_cache=(3600, 3600)) as demo:
@@ -75,13 +78,21 @@ def build_demo() -> gr.Blocks:
 # any of our code reads them (probes/files/images.py applies the same limit to files it is given).
 LAUNCH_OPTIONS = {"css": CSS, "max_file_size": "50mb"}
 
+
+def server_port() -> int:
+    """GRADIO_SERVER_PORT, read like a flag: a port out of range would fail in Gradio's launch with
+    a traceback. (One that is not a number never gets here: Gradio reads it as it is imported.)"""
+    raw = os.environ.get("GRADIO_SERVER_PORT", "").strip() or "7860"
+    if not raw.isdigit() or not 1 <= int(raw) <= 65535:
+        raise UsageError(f"GRADIO_SERVER_PORT={raw[:40]!r}: write a port number from 1 to 65535 (default 7860)")
+    return int(raw)
+
+
 if __name__ == "__main__":
     try:
+        port = server_port()
         demo = build_demo()
-    except ProbeError as exc:  # a setting that does not parse: say which, and stop
-        sys.exit(f"error: {exc}")
-    demo.launch(
-        server_name=os.environ.get("GRADIO_SERVER_NAME", "0.0.0.0"),
-        server_port=int(os.environ.get("GRADIO_SERVER_PORT", "7860")),
-        **LAUNCH_OPTIONS,
-    )
+    except (ProbeError, BackendError) as exc:  # a setting that does not parse: say which, and stop
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(2)
+    demo.launch(server_name=os.environ.get("GRADIO_SERVER_NAME", "0.0.0.0"), server_port=port, **LAUNCH_OPTIONS)

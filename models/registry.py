@@ -10,12 +10,11 @@ playground's key boxes all read these declarations: a new provider is one module
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 from models.base import Backend
+from models.models_file import Endpoint, read_endpoints
 from models.types import BackendError
 
 # A factory builds the backend of one model: (model id, model name, a visitor's own key or None).
@@ -92,17 +91,6 @@ class ModelIdError(BackendError):
 
 
 @dataclass(frozen=True)
-class Endpoint:
-    """A named OpenAI-compatible server from the models file."""
-
-    name: str
-    base_url: str
-    api_key_env: str | None
-    models: tuple[str, ...]
-    concurrency: int = 4
-
-
-@dataclass(frozen=True)
 class ModelInfo:
     id: str
     available: bool
@@ -110,51 +98,13 @@ class ModelInfo:
 
 
 def load_endpoints(path: str | os.PathLike | None = None) -> tuple[Endpoint, ...]:
-    """Read `[[endpoints]]` tables from a TOML file: the given path, else `$PROBE_MODELS`.
-
-    ```toml
-    [[endpoints]]
-    name = "ollama"
-    base_url = "http://localhost:11434/v1"
-    api_key_env = "OLLAMA_API_KEY"   # optional: servers that need no key leave it out
-    models = ["llava:7b", "qwen2.5vl:7b"]
-    concurrency = 2                  # optional
-    ```
-    """
-    path = path or os.environ.get("PROBE_MODELS")
-    if not path:
-        return ()
-    file = Path(path)
-    try:
-        data = tomllib.loads(file.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ModelIdError(f"models file {file} does not exist") from None
-    except IsADirectoryError:
-        raise ModelIdError(f"models file {file} is a folder: name the TOML file itself") from None
-    except OSError as exc:
-        raise ModelIdError(f"models file {file} cannot be read ({exc.strerror})") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ModelIdError(f"models file {file} is not valid TOML: {exc}") from None
-    endpoints = []
-    for index, table in enumerate(data.get("endpoints", []), start=1):
-        where = f"models file {file}, endpoint {index}"
-        name, base_url, models = table.get("name"), table.get("base_url"), table.get("models")
-        if not isinstance(name, str) or not name or "/" in name:
-            raise ModelIdError(f"{where}: `name` must be a non-empty string without '/'")
-        if name in PROVIDERS or name in RESERVED_NAMES:
-            raise ModelIdError(f"{where}: name {name!r} is taken by a built-in provider")
-        if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
-            raise ModelIdError(f"{where}: `base_url` must be an http(s) URL")
-        if not isinstance(models, list) or not all(isinstance(m, str) and m for m in models):
-            raise ModelIdError(f"{where}: `models` must be a list of model names")
-        key_env = table.get("api_key_env")
-        if key_env is not None and not isinstance(key_env, str):
-            raise ModelIdError(f"{where}: `api_key_env` must be the NAME of an environment variable")
-        concurrency = table.get("concurrency", 4)
-        if not isinstance(concurrency, int) or concurrency < 1:
-            raise ModelIdError(f"{where}: `concurrency` must be a positive integer")
-        endpoints.append(Endpoint(name, base_url, key_env, tuple(models), concurrency))
-    return tuple(endpoints)
+    """The servers named in a models file (models/models_file.py): the given path, else
+    `$PROBE_MODELS`, else none. Raises ModelsFileError, one line, for anything amiss."""
+    taken = (*PROVIDERS, *RESERVED_NAMES)
+    if path:
+        return read_endpoints(path, taken)
+    named = os.environ.get("PROBE_MODELS")
+    return read_endpoints(named, taken, named_by="PROBE_MODELS") if named else ()
 
 
 def endpoint_provider(endpoint: Endpoint) -> Provider:

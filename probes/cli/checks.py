@@ -4,9 +4,14 @@ starts, each mistake one line (`error: ...`) and exit status 2, never a tracebac
 - Numbers: `--max-tokens` 1 to 1,000,000; `--temperature` a finite number from 0 to 2 (the widest
   range a provider takes: OpenAI's); `--concurrency` 1 to 64 (the bound every request is held
   to); `--limit`, `--n` at least 1 (a limit past the benchmark's size just means all of it).
-- Paths: `--models-file` (or $PROBE_MODELS) a readable file; `generate --out` a folder that can
-  be made and written. A results store that cannot be opened is refused by `Store` itself; one
-  damaged where opening did not look (a data page) is named when it is read (`store_problem`).
+- Paths: `--models-file` (or $PROBE_MODELS) a readable file whose every field is checked like the
+  flag it stands for (models/models_file.py); `generate --out` a folder that can be made and
+  written. A results store that cannot be opened is refused by `Store` itself (a read-only one
+  is read, and refused only by the commands that write); one damaged where opening did not look
+  (a data page), or a disk that fills up, is named when it happens (`store_problem`,
+  `system_problem`), each with what is true of it.
+- Variables `run` reads (PROBE_IMAGE_CACHE_MB, PROBE_DRAWING_PROCESS, the base URL of a provider it
+  asks) are checked with its options.
 - argparse's own mistakes (an unknown option, `--temperature abc`) print one line too, with
   where to find the command's help, instead of the usage block.
 """
@@ -14,8 +19,8 @@ starts, each mistake one line (`error: ...`) and exit status 2, never a tracebac
 from __future__ import annotations
 
 import argparse
+import errno
 import math
-import os
 import sqlite3
 import sys
 import tempfile
@@ -25,11 +30,13 @@ from typing import NoReturn
 from models import registry as model_registry
 from models.registry import Endpoint
 from probes.core.errors import UsageError
+from probes.running import drawing_process, image_cache, settings
+from probes.running.limits import MAX_CONCURRENCY
 from probes.running.store import default_path
+from probes.running.store_access import disk_full, is_full
 
 MAX_TOKENS = 1_000_000
 MAX_TEMPERATURE = 2.0
-MAX_CONCURRENCY = 64
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -41,7 +48,11 @@ class OneLineParser(argparse.ArgumentParser):
 
 
 def check_run_options(args: argparse.Namespace) -> None:
-    """`run`'s numeric options, all before anything is built or sent."""
+    """`run`'s numeric options and the variables it reads, all before anything is built or sent."""
+    image_cache.max_bytes_from_env()
+    drawing_process.enabled()
+    for provider in {model.partition("/")[0] for model in args.model}:
+        settings.base_url(provider)
     if args.shots < 0:
         raise UsageError("--shots must be 0 or more")
     if args.limit is not None and args.limit < 1:
@@ -55,13 +66,10 @@ def check_run_options(args: argparse.Namespace) -> None:
 
 
 def load_endpoints(path: str | None) -> tuple[Endpoint, ...]:
-    """The models file's endpoints; a folder or an unreadable file is the user's to fix."""
-    try:
-        return model_registry.load_endpoints(path)
-    except OSError as exc:
-        given = path or os.environ.get("PROBE_MODELS", "")
-        option = "--models-file" if path else "$PROBE_MODELS"
-        raise UsageError(f"{option} {given}: cannot be read ({_reason(exc)}); give a TOML file") from None
+    """The models file's endpoints (`--models-file`, else $PROBE_MODELS), checked field by field
+    as the flags they stand for are: any mistake is a ModelsFileError, one line naming the file,
+    the line and what to write (models/models_file.py)."""
+    return model_registry.load_endpoints(path)
 
 
 def writable_folder(path: str, option: str) -> Path:
@@ -78,28 +86,45 @@ def writable_folder(path: str, option: str) -> Path:
     return folder
 
 
-# SQLite's codes for a store the user must repair or replace, or a disk they must free.
+# SQLite's codes for a store the user must repair, replace or make room for, each with what is
+# true of it: only a damaged file is worth `.recover`; a full disk or a read-only file is not damaged.
 STORE_PROBLEMS = {
-    "SQLITE_CORRUPT": "it is damaged",
-    "SQLITE_NOTADB": "it is not a results store",
-    "SQLITE_FULL": "the disk is full",
-    "SQLITE_IOERR": "it cannot be read or written",
-    "SQLITE_READONLY": "it cannot be written",
-    "SQLITE_CANTOPEN": "it cannot be opened",
+    "SQLITE_CORRUPT": "it is damaged ({}); give --store a new file name, or repair it (sqlite3 FILE .recover)",
+    "SQLITE_NOTADB": "it is not a results store ({}); give --store a new file name",
+    "SQLITE_IOERR": "it cannot be read or written (an I/O error: {}); check the disk it is on, or give --store a "
+    "file on another",
+    "SQLITE_READONLY": "it cannot be written ({}); give --store a file you can write",
+    "SQLITE_CANTOPEN": "it cannot be opened ({}); check that its folder is there and writable, or give --store "
+    "another file",
 }
 
 
 def store_problem(exc: sqlite3.DatabaseError, store: str | None) -> str | None:
     """The one-line message for a store that fails after it opened (damage in a data page shows
-    only when that page is read), or None when the error is not the store's state (a bug)."""
+    only when that page is read; a disk fills up while results are written), or None when the
+    error is not the store's state (a bug)."""
+    where = Path(store) if store else default_path()
+    if is_full(exc):
+        return disk_full(where, exc)
     code = getattr(exc, "sqlite_errorname", "") or ""
     for prefix, what in STORE_PROBLEMS.items():
         if code.startswith(prefix):
-            where = store or str(default_path())
-            return (
-                f"results store {where}: {what} ({exc}); give --store a new file name, or repair it "
-                "(sqlite3 FILE .recover)"
-            )
+            return f"results store {where}: {what.format(exc)}"
+    return None
+
+
+def system_problem(exc: OSError) -> str | None:
+    """The one line for a disk that filled up or a file system that cannot be written, wherever
+    the command met it (a drawing written, a log, an export), or None when the error is not the
+    machine's state."""
+    where = f": {exc.filename}" if exc.filename else ""
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return (
+            f"the disk is full ({_reason(exc)}{where}): free some space and run the same command again "
+            "(what was saved is kept)"
+        )
+    if exc.errno == errno.EROFS:
+        return f"cannot write ({_reason(exc)}{where}): choose a folder on a file system you can write"
     return None
 
 

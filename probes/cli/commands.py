@@ -16,7 +16,7 @@ from pathlib import Path
 from models import registry as model_registry
 from models.types import BackendError
 from probes.asking import perturb
-from probes.cli.checks import OneLineParser, load_endpoints, store_problem, writable_folder
+from probes.cli.checks import OneLineParser, load_endpoints, store_problem, system_problem, writable_folder
 from probes.cli.internal_errors import log_internal_error
 from probes.cli.progress import ProgressBar
 from probes.cli.report_command import add_report_arguments
@@ -47,6 +47,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             # A store damaged where opening it did not look (a data page), or a full disk: the
             # user's to fix. Any other database error is a bug and goes on to be logged as one.
             problem = store_problem(exc, getattr(args, "store", None))
+            if problem is None:
+                raise
+            raise InputRejected(problem) from None
+        except OSError as exc:
+            # A disk that filled up or a read-only file system, wherever it was met: not a bug.
+            problem = system_problem(exc)
             if problem is None:
                 raise
             raise InputRejected(problem) from None
@@ -180,7 +186,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     Mode.parse(args.mode)
     perturb.check(args.perturbation)
     benchmark = get_benchmark(args.benchmark, data=args.data)
-    with Store(args.store) as store:
+    with Store(args.store, read_only=False) as store:
         summary = import_file(
             Path(args.file), benchmark, args.model, args.mode, store, args.perturbation, labels=args.labels
         )

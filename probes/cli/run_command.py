@@ -46,7 +46,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         for perturbation, chosen in perturb.expand(args.perturb, items)
     ]
     stop = Stop()
-    with Store(args.store) as store:
+    with Store(args.store, read_only=False) as store:
         total = sum(len(plan.items) for plan in plans) * len(backends)
         bar = ProgressBar(total, f"{benchmark.id} {mode.label}")
         progress = Progress(total=total)

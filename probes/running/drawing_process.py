@@ -41,8 +41,10 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from probes.core.errors import UsageError
 from probes.running.image_cache import ImageCache
 
+VARIABLE = "PROBE_DRAWING_PROCESS"
 _HEADER = struct.Struct(">I")  # a reply's length
 _JOB_HEADER = struct.Struct(">QI")  # a job's number and its drawing's length
 _READY = ("ready",)
@@ -54,6 +56,21 @@ _AHEAD_IN_FLIGHT = 8
 # Images drawn ahead and not yet asked for, at most: a few seconds of a fast server's requests,
 # a few megabytes of the image cache.
 _AHEAD_LEAD = 256
+
+
+def enabled() -> bool:
+    """PROBE_DRAWING_PROCESS: 1 (the default) lets a long run draw in a child process, 0 keeps all
+    drawing in the runner's threads. Anything else is refused like a flag: read as "on", a
+    mistyped "off" would go unnoticed."""
+    raw = os.environ.get(VARIABLE, "").strip()
+    if raw.lower() in ("", "1", "true", "yes", "on"):
+        return True
+    if raw.lower() in ("0", "false", "no", "off"):
+        return False
+    shown = raw if len(raw) <= 40 else raw[:37] + "..."
+    raise UsageError(
+        f"{VARIABLE}={shown!r}: write 1 (draw in a child process, the default) or 0 (in the run's threads)"
+    )
 
 
 class DrawingProcess:

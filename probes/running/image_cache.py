@@ -20,6 +20,7 @@ never more. A file deleted under a reader is only a miss: the image is encoded a
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import tempfile
@@ -28,8 +29,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 from models.png import is_complete
+from probes.core.errors import UsageError
 
 DEFAULT_MAX_BYTES = 512 * 2**20
+VARIABLE = "PROBE_IMAGE_CACHE_MB"
+# Below a megabyte a single large canvas would not fit and every image would be encoded again;
+# past a terabyte the bound is surely a typo (and 1e400 megabytes is infinite).
+MIN_MB, MAX_MB = 1, 2**20
 _NAME = re.compile(r"[0-9a-f]{64}\.[a-z0-9-]+")  # what we write; eviction touches nothing else
 
 
@@ -39,9 +45,22 @@ def cache_dir(store_path: Path) -> Path:
 
 
 def max_bytes_from_env() -> int:
-    """The bound: PROBE_IMAGE_CACHE_MB (megabytes) or 512 MB."""
-    value = os.environ.get("PROBE_IMAGE_CACHE_MB", "")
-    return int(float(value) * 2**20) if value.strip() else DEFAULT_MAX_BYTES
+    """The bound: PROBE_IMAGE_CACHE_MB (megabytes) or 512 MB. A value that does not parse, or
+    past the bounds, is refused like a flag's (a UsageError saying what to write)."""
+    raw = os.environ.get(VARIABLE, "").strip()
+    if not raw:
+        return DEFAULT_MAX_BYTES
+    try:
+        megabytes = float(raw)
+    except ValueError:
+        megabytes = math.nan
+    if not MIN_MB <= megabytes <= MAX_MB:  # also nan, inf and 1e400 (inf)
+        shown = raw if len(raw) <= 40 else raw[:37] + "..."
+        raise UsageError(
+            f"{VARIABLE}={shown!r}: write a number of megabytes from {MIN_MB} to {MAX_MB:,} "
+            f"(default {DEFAULT_MAX_BYTES // 2**20})"
+        )
+    return int(megabytes * 2**20)
 
 
 class ImageCache:

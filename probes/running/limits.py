@@ -23,6 +23,9 @@ from dataclasses import dataclass
 from probes.core.errors import LimitExceeded, UsageError
 
 MAX_CONCURRENCY = 64
+# Proxies in front of the app that append to X-Forwarded-For: a Space has 1; a chain longer than
+# this is a typo (and would make every client's address the socket peer's).
+MAX_PROXIES = 16
 
 
 @dataclass(frozen=True)
@@ -49,7 +52,7 @@ class Limits:
     def from_environment(cls, environ: dict[str, str] | None = None) -> Limits:
         env = os.environ if environ is None else environ
         public = _public(env)
-        local_items = _whole(env, "PROBE_MAX_ITEMS", default=1_000_000)
+        local_items = _whole(env, "PROBE_MAX_ITEMS", default=1_000_000, what="items", low=1, example=5_000_000)
         return cls(
             public=public,
             max_items=20_000 if public else local_items,
@@ -67,7 +70,14 @@ class Limits:
             global_budget=_whole(env, "PROBE_GLOBAL_BUDGET"),
             hf_models=_listed(env, "PROBE_HF_MODELS"),
             allowed_models=_listed(env, "PROBE_ALLOWED_MODELS"),
-            trusted_proxies=_whole(env, "PROBE_TRUSTED_PROXIES", default=1 if env.get("SPACE_ID") else 0),
+            trusted_proxies=_whole(
+                env,
+                "PROBE_TRUSTED_PROXIES",
+                default=1 if env.get("SPACE_ID") else 0,
+                what="proxies",
+                high=MAX_PROXIES,
+                example=1,
+            ),
         )
 
     # --- checks: each raises a clear LimitExceeded before any work is done -------------------
@@ -151,19 +161,45 @@ def _public(env) -> bool:
 
 
 def _listed(env, name: str) -> tuple[str, ...]:
-    return tuple(entry.strip() for entry in env.get(name, "").split(",") if entry.strip())
+    """Model ids, comma-separated: PROBE_HF_MODELS's without `hf/` (they are what follows it),
+    PROBE_ALLOWED_MODELS's whole (provider/model). An entry that could never match is refused."""
+    entries = tuple(entry.strip() for entry in env.get(name, "").split(",") if entry.strip())
+    for entry in entries:
+        shown = entry if len(entry) <= 40 else entry[:37] + "..."
+        if len(entry) > 300 or not entry.isprintable():
+            raise UsageError(f"{name}: {shown!r} is not a model id; separate ids with commas")
+        if name == "PROBE_HF_MODELS" and entry.startswith("hf/"):
+            raise UsageError(f"{name}: write {entry[3:]!r} without hf/ (the list names local models only)")
+        if name == "PROBE_ALLOWED_MODELS" and "/" not in entry.strip("/"):
+            raise UsageError(f"{name}: {shown!r} is not a model id: write provider/model, e.g. openai/gpt-4o")
+    return entries
 
 
-def _whole(env, name: str, default: int | None = None) -> int | None:
+def _whole(
+    env,
+    name: str,
+    default: int | None = None,
+    what: str = "requests",
+    low: int = 0,
+    high: int | None = None,
+    example: int = 200,
+) -> int | None:
+    """A whole number of `what` from `low` to `high` (None: no bound above: a budget or a bound the
+    operator raises on purpose), read like a flag: anything else stops the app with what to write."""
     raw = env.get(name, "").strip()
     if not raw:
         return default
+    shown = raw if len(raw) <= 40 else raw[:37] + "..."
+    wrong = f"{name}={shown!r} is not a whole number of {what}"
     try:
         value = float(raw) if any(c in raw for c in ".eE") else int(raw)
     except ValueError:
-        raise UsageError(f"{name}={raw!r} is not a whole number of requests (e.g. {name}=200)") from None
-    if not math.isfinite(value) or value != int(value) or value < 0:
-        raise UsageError(f"{name}={raw!r} is not a whole number of requests (e.g. {name}=200)")
+        raise UsageError(f"{wrong} (e.g. {name}={example})") from None
+    if not math.isfinite(value) or value != int(value):
+        raise UsageError(f"{wrong} (e.g. {name}={example})")
+    if value < low or (high is not None and value > high):
+        above = f"from {low:,} to {high:,}" if high is not None else f"of {low:,} or more"
+        raise UsageError(f"{name}={shown!r}: write a number of {what} {above}")
     return int(value)
 
 

@@ -41,6 +41,7 @@ from probes.core.types import Condition, ImageSource, Item, ItemRef, Mode, Origi
 from probes.reading.grading import error_result, grade_reply
 from probes.running.control import Progress, Stop, until_done_or_stopped
 from probes.running.drawing_process import DrawingProcess
+from probes.running.drawing_process import enabled as drawing_process_enabled
 from probes.running.group_commit import GroupCommit
 from probes.running.image_cache import ImageCache
 from probes.running.image_parts import ImageParts
@@ -127,7 +128,7 @@ class Runner:
         plan = self.plan
         if not self.parts.send_encoded or len(plan.items) < DRAWING_PROCESS_MIN_ITEMS:
             return False
-        if os.environ.get("PROBE_DRAWING_PROCESS", "1").strip() == "0":
+        if not drawing_process_enabled():
             return False
         try:
             first = self._images(plan.items[0])

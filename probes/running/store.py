@@ -29,6 +29,15 @@ from typing import Any
 from models.types import Output, Usage
 from probes.core.errors import InputRejected
 from probes.core.types import ItemRef, Origin, Result, Status
+from probes.running.store_access import (
+    DISK_FULL,
+    StoreReadOnly,
+    connect_read_only,
+    disk_full,
+    is_full,
+    uncreatable,
+    unwritable,
+)
 
 SCHEMA_VERSION = 4  # 2: results.score; 3: results.origin; 4: results.ungraded
 RESULT_COLUMNS = (
@@ -102,6 +111,13 @@ CREATE TABLE IF NOT EXISTS image_hashes (ref TEXT PRIMARY KEY, sha256 TEXT NOT N
 
 
 _BATCH = 500  # values per IN (...) query, well under SQLite's limit on bound parameters
+# What a reader looks up beyond the results, as created by _SCHEMA (a read-only store opened
+# from an early version may lack them).
+_READ_ONLY_STAND_INS = {
+    "responses": "cache_key TEXT PRIMARY KEY, model TEXT, endpoint TEXT, reply TEXT, latency REAL, "
+    "input_tokens INTEGER, output_tokens INTEGER, raw TEXT, created_at REAL",
+    "image_hashes": "ref TEXT PRIMARY KEY, sha256 TEXT NOT NULL",
+}
 
 
 def _enter_wal(db: sqlite3.Connection) -> None:
@@ -136,70 +152,150 @@ def default_path() -> Path:
 class Store:
     """Safe to share between threads; several processes may write one file at once."""
 
-    def __init__(self, path: str | os.PathLike | None = None, image_cache_bytes: int | None = None):
+    def __init__(
+        self,
+        path: str | os.PathLike | None = None,
+        image_cache_bytes: int | None = None,
+        *,
+        read_only: bool | None = None,
+    ):
         """`image_cache_bytes`: the bound of the encoded images kept beside this store (None: the
-        image cache's own default, PROBE_IMAGE_CACHE_MB or 512 MB)."""
+        image cache's own default, PROBE_IMAGE_CACHE_MB or 512 MB).
+
+        `read_only`: None (the default: `report`, the playground) writes where it can and opens
+        a store it cannot write (a read-only file, folder or file system) for reading only, its
+        writes then refused with StoreReadOnly; False (`run`, `import`) refuses such a store at
+        once, before any work; True never writes."""
         self.path = Path(path) if path else default_path()
         self.image_cache_bytes = image_cache_bytes
+        self.read_only = False
+        self._read_only_reason = ""
         self._lock = threading.Lock()
         # A store that cannot be opened (a folder, a file that is not a database, a damaged or
         # unwritable one) is the user's to fix: one clear message, never a traceback.
         try:
             if self.path.parent.exists() and not self.path.parent.is_dir():
                 raise NotADirectoryError(0, f"{self.path.parent} is a file, not a folder")
-            self.path.parent.mkdir(parents=True, exist_ok=True)
             if self.path.is_dir():
                 raise IsADirectoryError(0, "it is a folder, not a file")
-            # A long busy timeout: a second writer (the UI while a CLI run goes on) waits for the
-            # other's short transaction instead of failing with "database is locked".
-            self._db = sqlite3.connect(self.path, timeout=60, check_same_thread=False, isolation_level=None)
-            try:
-                self._db.execute("PRAGMA busy_timeout = 60000")
-                _enter_wal(self._db)
-                # NORMAL in WAL mode: a killed process loses nothing committed; only power loss can
-                # drop the last few commits. FULL would fsync every result.
-                self._db.execute("PRAGMA synchronous = NORMAL")
-                with self._transaction():
-                    for statement in _SCHEMA.strip().split(";"):
-                        if statement.strip():
-                            self._db.execute(statement)
-                    columns = {row[1] for row in self._db.execute("PRAGMA table_info(results)")}
-                    if "score" not in columns:  # a version 1 store: every score was right/wrong
-                        self._db.execute("ALTER TABLE results ADD COLUMN score REAL")
-                        self._db.execute("UPDATE results SET score = correct WHERE status != 'error'")
-                    if "origin" not in columns:  # before version 3: the origin is read off the item reference
-                        self._db.execute("ALTER TABLE results ADD COLUMN origin TEXT NOT NULL DEFAULT 'run'")
-                        for key, origin in (("imported_from", "import"), ("judge", "judgement"), ("taken_by", "human")):
-                            self._db.execute(
-                                "UPDATE results SET origin = ? WHERE json_extract(item_ref, ?) IS NOT NULL",
-                                (origin, f"$.{key}"),
-                            )
-                    if "ungraded" not in columns:
-                        self._db.execute("ALTER TABLE results ADD COLUMN ungraded TEXT")
-                        _ungrade_transformed_before_v4(self._db)
-                    self._db.execute(
-                        "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
+            reason = "opened for reading only" if read_only else unwritable(self.path)
+            if reason is not None:
+                if read_only is False:
+                    raise StoreReadOnly(
+                        f"results store {self.path} is read-only ({reason}): results cannot be saved there; "
+                        "give --store a file you can write (report reads this one as it is)"
                     )
-            except BaseException:
-                self._db.close()
-                raise
+                self._open_read_only(reason)
+                return
+            blocked = None if self.path.exists() else uncreatable(self.path)
+            if blocked is not None:
+                raise StoreReadOnly(
+                    f"results store {self.path} cannot be made there ({blocked}): give --store a file in a folder "
+                    "you can write"
+                )
+            try:
+                self._open_for_writing()
+            except (sqlite3.Error, OSError) as exc:
+                # A full disk leaves what is stored readable: `report` and the Scoreboard read it.
+                if not is_full(exc) or read_only is False or not self.path.exists():
+                    raise
+                try:
+                    self._open_read_only(DISK_FULL)
+                except (sqlite3.Error, OSError):  # nothing readable there yet: the disk is still the news
+                    raise exc from None
         except (sqlite3.Error, OSError) as exc:
+            if is_full(exc):
+                raise InputRejected(disk_full(self.path, exc)) from None
             reason = getattr(exc, "strerror", None) or str(exc)
             raise InputRejected(
                 f"results store {self.path}: cannot be opened ({reason}); give --store a new file name "
                 "or a results store this playground wrote"
             ) from None
 
+    def _open_for_writing(self) -> None:
+        """Open (or make) the store in WAL mode and bring its schema up to date."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        # A long busy timeout: a second writer (the UI while a CLI run goes on) waits for the
+        # other's short transaction instead of failing with "database is locked".
+        self._db = sqlite3.connect(self.path, timeout=60, check_same_thread=False, isolation_level=None)
+        try:
+            self._db.execute("PRAGMA busy_timeout = 60000")
+            _enter_wal(self._db)
+            # NORMAL in WAL mode: a killed process loses nothing committed; only power loss can
+            # drop the last few commits. FULL would fsync every result.
+            self._db.execute("PRAGMA synchronous = NORMAL")
+            with self._transaction():
+                for statement in _SCHEMA.strip().split(";"):
+                    if statement.strip():
+                        self._db.execute(statement)
+                columns = {row[1] for row in self._db.execute("PRAGMA table_info(results)")}
+                if "score" not in columns:  # a version 1 store: every score was right/wrong
+                    self._db.execute("ALTER TABLE results ADD COLUMN score REAL")
+                    self._db.execute("UPDATE results SET score = correct WHERE status != 'error'")
+                if "origin" not in columns:  # before version 3: the origin is read off the item reference
+                    self._db.execute("ALTER TABLE results ADD COLUMN origin TEXT NOT NULL DEFAULT 'run'")
+                    for key, origin in (("imported_from", "import"), ("judge", "judgement"), ("taken_by", "human")):
+                        self._db.execute(
+                            "UPDATE results SET origin = ? WHERE json_extract(item_ref, ?) IS NOT NULL",
+                            (origin, f"$.{key}"),
+                        )
+                if "ungraded" not in columns:
+                    self._db.execute("ALTER TABLE results ADD COLUMN ungraded TEXT")
+                    _ungrade_transformed_before_v4(self._db)
+                self._db.execute(
+                    "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
+                )
+        except BaseException:
+            self._db.close()
+            raise
+
+    def _open_read_only(self, reason: str) -> None:
+        """Open the store for reading only; every write is then refused (see `_transaction`)."""
+        if not self.path.exists():
+            raise FileNotFoundError(0, "there is no such file")
+        self._db = connect_read_only(self.path)
+        try:
+            tables = {row[0] for row in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if "results" not in tables:
+                raise sqlite3.DatabaseError("it has no results table")
+            columns = {row[1] for row in self._db.execute("PRAGMA table_info(results)")}
+            if not set(RESULT_COLUMNS) <= columns:  # an older store: upgrading it would write
+                raise InputRejected(
+                    f"results store {self.path} is read-only ({reason}) and was written by an older version of "
+                    "the playground: copy it to a folder you can write and read the copy (it is upgraded there)"
+                )
+            # Tables a reader may look in that an early store lacks: empty, in this connection only.
+            for table, columns_sql in _READ_ONLY_STAND_INS.items():
+                if table not in tables:
+                    self._db.execute(f"CREATE TEMP TABLE {table} ({columns_sql})")
+        except BaseException:
+            self._db.close()
+            raise
+        self.read_only, self._read_only_reason = True, reason
+
     @contextmanager
     def _transaction(self) -> Iterator[None]:
+        if self.read_only:  # every write comes through here
+            fix = (
+                "free space on its disk"
+                if self._read_only_reason == DISK_FULL
+                else "make its file and folder writable, or set PROBE_HOME to a writable folder"
+            )
+            raise StoreReadOnly(
+                f"the results store is read-only here ({self._read_only_reason}): results are shown but new ones "
+                f"cannot be saved ({fix})"
+            )
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 yield
+                self._db.execute("COMMIT")  # in WAL mode a full disk may show only here
             except BaseException:
-                self._db.execute("ROLLBACK")
+                # SQLite rolls back by itself on some errors (a full disk among them): a second
+                # ROLLBACK would fail and hide the error that matters behind "no transaction".
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
                 raise
-            self._db.execute("COMMIT")
 
     def close(self) -> None:
         with self._lock:
@@ -259,7 +355,7 @@ class Store:
         return found
 
     def remember_image_hashes(self, hashes: dict[str, str]) -> None:
-        if not hashes:
+        if not hashes or self.read_only:  # only a shortcut for the next run: nothing is lost
             return
         with self._transaction():
             self._db.executemany("INSERT OR REPLACE INTO image_hashes VALUES (?, ?)", hashes.items())

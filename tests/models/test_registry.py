@@ -1,5 +1,6 @@
 import pytest
 
+from models.models_file import ModelsFileError
 from models.registry import ModelIdError, catalogue, create, load_endpoints
 
 
@@ -32,7 +33,7 @@ def test_catalogue_lists_unavailable_models_with_reasons_and_never_hides_them():
 def test_models_file_mistakes_are_named(tmp_path, text, message):
     path = tmp_path / "models.toml"
     path.write_text(text)
-    with pytest.raises(ModelIdError, match=message):
+    with pytest.raises(ModelsFileError, match=message):
         load_endpoints(path)
 
 
@@ -47,5 +48,5 @@ def test_models_file_from_environment(tmp_path, monkeypatch):
 
 
 def test_missing_models_file_is_an_error(tmp_path):
-    with pytest.raises(ModelIdError, match="does not exist"):
+    with pytest.raises(ModelsFileError, match="does not exist"):
         load_endpoints(tmp_path / "nope.toml")
