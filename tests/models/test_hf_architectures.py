@@ -120,3 +120,27 @@ def test_a_batch_of_requests_answers_as_one_at_a_time(tiny):
     assert replies == one_by_one
     assert max(worker.batch_sizes) > 1 and worker.split_batches == 0  # they did share forward passes
     assert len(set(one_by_one)) > 1  # and the images and questions change the answer
+
+
+# The catalogue's local models, each with the architecture its weights are: every one must have a
+# tiny build above that loads through its real processor here, or leave the catalogue.
+CATALOGUE_ARCHITECTURES = {
+    "hf/HuggingFaceTB/SmolVLM-256M-Instruct": "idefics3",
+    "hf/HuggingFaceTB/SmolVLM-500M-Instruct": "idefics3",
+    "hf/Qwen/Qwen2.5-VL-3B-Instruct": "qwen2_5_vl",
+}
+
+
+def test_every_local_model_in_the_catalogue_has_an_architecture_that_loads_here(tmp_path):
+    from models.registry import catalogue
+
+    listed = {info.id for info in catalogue() if info.id.startswith("hf/")}
+    assert listed == set(CATALOGUE_ARCHITECTURES), "a catalogue model without a tested architecture"
+    for architecture in set(CATALOGUE_ARCHITECTURES.values()):
+        folder = BUILDERS[architecture](tmp_path / architecture)
+        processor = hf_backend.load_processor(folder)
+        inputs = processor.apply_chat_template(
+            two_turns(), add_generation_prompt=True, tokenize=True, return_dict=True, return_tensors="pt"
+        )
+        assert inputs["input_ids"].shape[-1] > 0 and "pixel_values" in inputs
+        assert isinstance(processor, getattr(transformers, EXPECTED[architecture][0]))
