@@ -151,8 +151,9 @@ def start_session(
     try:
         bounds = limits()
         person = human.check_name(bounds.text("name", name))
-        data = bounds.data(data)
-        benchmark_id = bounds.benchmark(benchmark_id or "")
+        data = (data or "").strip() or None
+        benchmark_id = benchmark_id or ""
+        bounds.admit(benchmark=benchmark_id, data=data)  # the public-mode gate, before anything is read
         wanted = whole_number("number of items", count, 1, MAX_ITEMS, default=DEFAULT_ITEMS)
         seed = whole_number("seed", seed, 0, 2**31 - 1, default=0)
         items = item_choice.benchmark_of(benchmark_id, data).items()
@@ -169,7 +170,10 @@ def start_session(
 def submit_answer(state: TakeSession | None, choice: str | None, text: str | None, request: gr.Request) -> list:
     if state is None or state.finished:
         return _unchanged("⚠ press Start first")
-    benchmark, item = _current(state)
+    try:
+        benchmark, item = _current(state)  # through the gate again: a session's saved state is no pass
+    except Exception as exc:  # noqa: BLE001 - user_message logs what is not the visitor's mistake
+        return _unchanged(f"⚠ {escape(user_message(exc))}")
     given = (choice if item.kind in RADIO_KINDS else text) or ""
     if not given.strip():
         return _unchanged("⚠ choose or write an answer first")
