@@ -22,7 +22,7 @@ from probes.running.limits import current as limits
 from ui import items as item_choice
 from ui.choices import Dropdown, Radio
 from ui.common import escape, user_message
-from ui.sessions import people_quota, session_tag, shared_store, stores_to_read
+from ui.sessions import people_quota, reading, session_tag, shared_store
 
 WORDS = 3
 VERDICTS = ["natural", "not natural"]
@@ -93,7 +93,8 @@ def build_judge() -> dict[str, Any]:
 def _generations(request: gr.Request | None, key: tuple[str, str, str] | None = None) -> list[judgement.Generated]:
     """Generations this visitor can see: the operator's, and in public mode their own."""
     model, mode, perturbation = key or (None, None, None)
-    results = [r for s in stores_to_read(request) for r in s.results(GENERATION_ID, model, mode, perturbation)]
+    with reading(request) as stores:
+        results = [r for s in stores for r in s.results(GENERATION_ID, model, mode, perturbation)]
     return judgement.judgeable(results)
 
 
