@@ -15,14 +15,14 @@ from PIL import Image
 
 from probes.benchmarks.shitsukan import judgement
 from probes.benchmarks.shitsukan.generation import BENCHMARK_ID as GENERATION_ID
-from probes.core.errors import BenchmarkError, LimitExceeded, ProbeError, UsageError
+from probes.core.errors import BenchmarkError, LimitExceeded, NameRejected, ProbeError, UsageError
 from probes.files.images import load_image
-from probes.people.human import check_name
+from probes.people.human import check_name, tagged_name
 from probes.running.limits import current as limits
 from ui import items as item_choice
 from ui.choices import Dropdown, Radio
 from ui.common import escape, user_message
-from ui.sessions import people_quota, reading, session_tag, shared_store
+from ui.sessions import claim, people_quota, reading, session_tag, shared_store
 
 WORDS = 3
 VERDICTS = ["natural", "not natural"]
@@ -126,7 +126,8 @@ def start_judging(judge: str, chosen: str | None, data: str, request: gr.Request
         bounds = limits()
         name = check_name(bounds.text("name", judge))
         if bounds.public:  # names are per session: nobody can replace another's verdicts
-            name = check_name(f"{name} {session_tag(request)}")
+            name = tagged_name(name, session_tag(request))
+            claim(request, name)
         bounds.data(data)
         chosen = bounds.text("model", chosen)
         if not chosen:
@@ -157,8 +158,9 @@ def submit_judgement(request: gr.Request, state: JudgeSession | None, data: str,
     generated = state.queue[state.position]
     seconds = time.monotonic() - state.shown_at
     try:
+        claim(request, state.judge)  # checked again where the row is written, whatever the tag's bits
         people_quota(request)
-    except LimitExceeded as exc:
+    except (LimitExceeded, NameRejected) as exc:
         return _unchanged(f"⚠ {escape(str(exc))}")
     verdicts = [m == "natural" for m in marks]
     shared_store().record(judgement.judgement_result(generated, state.judge, verdicts, seconds))
