@@ -277,6 +277,7 @@ async def probe(
             raise
         yield [_status(user_message(exc), warning=True), gr.update(), gr.update(), gr.update()]
         return
+    assert lease is not None
     cells = {(m, n): Cell("failed", message=refused[m]) if m in refused else Cell() for m in models for n in names}
     query = _query(spec, models, names)
     try:

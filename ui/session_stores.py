@@ -26,6 +26,7 @@ from __future__ import annotations
 import itertools
 import logging
 import os
+import resource
 import shutil
 import tempfile
 import threading
@@ -119,18 +120,31 @@ class _Open:
     users: int = 0
 
 
+def hard_bound(soft: int = SOFT_OPEN, most: int = HARD_OPEN) -> int:
+    """HARD_OPEN, or fewer where the process may open few files: a store holds about three
+    descriptors (database, log, shared memory), and the app needs a few hundred of its own."""
+    try:
+        allowed = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    except (OSError, ValueError):
+        return most
+    if allowed == resource.RLIM_INFINITY:
+        return most
+    return max(soft, min(most, (allowed - 256) // 4))
+
+
 class SessionStores:
     def __init__(
         self,
         folder: Path = SESSION_DIR,
         soft: int = SOFT_OPEN,
-        hard: int = HARD_OPEN,
+        hard: int | None = None,
         idle: float = IDLE_SECONDS,
         max_bytes: int = SESSION_STORE_BYTES,
         clock: Callable[[], float] = time.time,
     ):
         self.folder = folder
-        self.soft, self.hard, self.idle, self.max_bytes = soft, hard, idle, max_bytes
+        self.soft, self.idle, self.max_bytes = soft, idle, max_bytes
+        self.hard = hard_bound(soft) if hard is None else hard
         self._clock = clock
         self._open: OrderedDict[Path, _Open] = OrderedDict()  # least recently used first
         self._used: OrderedDict[Path, float] = OrderedDict()  # every store known -> last use, oldest first
