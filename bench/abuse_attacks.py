@@ -406,10 +406,8 @@ def links_server_folder(ctx: Context) -> Outcome:
     """A ?probe= link naming custom:<a folder of the server> (and one naming a folder that is not
     there), then Ask in the same session: is the folder's item shown or asked, and do the two
     refusals differ?"""
+    import base64
     import json
-
-    from ui.items import ItemSpec
-    from ui.probe_share import encode
 
     folder = ctx.folder / "operator-private"
     folder.mkdir(parents=True, exist_ok=True)
@@ -419,7 +417,9 @@ def links_server_folder(ctx: Context) -> Outcome:
     shown, refusals = [], []
     for target in (folder, folder / "missing"):
         session = f"link-{time.monotonic_ns()}"
-        link = encode(ItemSpec("benchmark", f"custom:{target}"), ["baseline/chance"], ["as asked"])
+        # The link as the page writes it (ui/probe_share.py), crafted by hand as an attacker would.
+        named = {"s": "benchmark", "b": f"custom:{target}", "i": 0, "m": ["baseline/chance"], "c": ["as asked"]}
+        link = base64.urlsafe_b64encode(json.dumps(named).encode()).decode().rstrip("=")
         outputs = _open_link(ctx.url, session, link)
         refusals.append(warning(outputs))
         fn, inputs = _page_event(ctx.url, api_name="probe")
