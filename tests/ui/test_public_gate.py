@@ -9,7 +9,9 @@ query), with public mode on; one test opens a replay link in a real browser."""
 from __future__ import annotations
 
 import ast
+import asyncio
 import re
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import gradio as gr
@@ -156,17 +158,22 @@ def test_a_replay_link_naming_a_server_folder_as_a_model_is_refused_in_its_cells
     assert str(tmp_path) not in grid.replace(f"hf/{tmp_path}", "")  # the id is the visitor's; nothing else
 
 
-async def _frames(generator) -> list:
-    return [frame async for frame in generator]
+def frames_of(generator) -> list:
+    """Every frame an async handler yields, run on a loop of its own in a thread of its own (a
+    browser test before may hold this thread's loop)."""
+
+    async def collect() -> list:
+        return [frame async for frame in generator]
+
+    with ThreadPoolExecutor(1) as thread:
+        return thread.submit(asyncio.run, collect()).result(timeout=120)
 
 
 def test_the_probe_api_refuses_a_spec_naming_a_server_folder(public, server_folder):
-    import asyncio
-
     from ui.probe import probe
 
     spec = ItemSpec("benchmark", f"custom:{server_folder}")
-    frames = asyncio.run(_frames(probe(request(), spec, "baseline/chance", None, None, None, ["as asked"])))
+    frames = frames_of(probe(request(), spec, "baseline/chance", None, None, None, ["as asked"]))
     assert len(frames) == 1 and REFUSED in frames[0][0] and str(server_folder) not in frames[0][0]
 
 
