@@ -118,7 +118,7 @@ def backend_for(model_id: str, keys: dict[str, str]) -> Backend:
     """The backend for a model: with the visitor's own key if they gave one for its provider
     (a new backend, never shared), else the process-wide one on the server's keys."""
     provider = model_id.partition("/")[0]
-    limits().model(model_id, set(catalogue_ids()), own_key=provider in keys)
+    limits().admit(model=model_id, catalogue=catalogue_ids(), own_key=provider in keys)  # the public-mode gate
     if provider in keys:
         return answerers.create(model_id, endpoints(), api_key=keys[provider])
     return answerers.resolve(model_id, endpoints())

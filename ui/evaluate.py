@@ -26,7 +26,7 @@ from ui.evaluate_runs import (
     make_config,
     server_paid_requests,
 )
-from ui.sessions import room_for, store_for
+from ui.sessions import lease_off_loop, room_for
 
 SUMMARY_HEADERS = ["benchmark", "model", "mode", "perturbation", "n", "accuracy %", "95% CI", "unparsed", "refused",
                    "ungraded", "errors", "mean latency s"]  # fmt: skip
@@ -166,16 +166,24 @@ async def _execute(
     try:
         # Building benchmarks and checking every plan reads files: off the event loop.
         plans = await asyncio.to_thread(build_plans, config, keys)
-        room_for(request, sum(len(plan.items) * len(plan.models) for plan in plans))
+        await asyncio.to_thread(room_for, request, sum(len(plan.items) * len(plan.models) for plan in plans))
         owed = server_paid_requests(plans, keys, config.charged)
-        charge(request, sum(owed.values()))
+        lease = await lease_off_loop(request)
+        try:
+            charge(request, sum(owed.values()))
+        except BaseException:
+            lease.release()
+            raise
     except Exception as exc:  # noqa: BLE001 - user_message logs what is not the visitor's mistake
         yield f"⚠ {escape(user_message(exc))}", gr.update(), gr.update()
         return
     config = replace(config, charged=(*config.charged, *owed))
-    current = EvalRun(plans, store_for(request))
+    current = EvalRun(plans, lease.store)
     ACTIVE[session] = current
     current.start(deadline=limits().deadline)
+    # The session's store is held until the run has ended, whoever is still watching: a run
+    # outlives its page when the visitor leaves (replies in flight are still saved).
+    current.finished_callback(lease.release)
     # Forget the run once it ends, whoever is still watching (a visitor who left keeps nothing here).
     current.finished_callback(lambda: ACTIVE.pop(session, None) if ACTIVE.get(session) is current else None)
     progress((0, current.progress.total), desc=current.current_label(), unit="results")

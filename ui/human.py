@@ -21,7 +21,7 @@ from typing import Any
 
 import gradio as gr
 
-from probes.core.errors import BenchmarkError, LimitExceeded
+from probes.core.errors import BenchmarkError, LimitExceeded, NameRejected
 from probes.core.registry import benchmark_ids
 from probes.core.selection import select_items
 from probes.core.types import AnswerKind, Item, Status
@@ -29,12 +29,13 @@ from probes.people import human
 from probes.running.limits import current as limits
 from probes.running.limits import whole_number
 from ui import human_view as view
+from ui import identity
 from ui import items as item_choice
 from ui.choices import Dropdown, Radio
 from ui.common import escape, user_message
 from ui.human_view import Answered
 from ui.judge import build_judge
-from ui.sessions import people_quota, session_tag, shared_store
+from ui.sessions import claim, people_quota, session_tag, shared_store
 
 DEFAULT_BENCHMARK = "blind/touching-circles"
 DEFAULT_ITEMS = 10
@@ -73,6 +74,8 @@ class TakeSession:
 def build_human() -> dict[str, Any]:
     """The tab; returns the Take section's start button and Scoreboard button (the Scoreboard
     button switches tabs in the browser, so app.py wires nothing)."""
+    if limits().public:
+        identity.server_secret()  # made or read at start: a PROBE_SESSION_SECRET too short stops the app here
     with gr.Tabs(elem_id="human-sections"):
         with gr.Tab("Take a benchmark", id="human-take"):
             take = _build_take()
@@ -151,8 +154,9 @@ def start_session(
     try:
         bounds = limits()
         person = human.check_name(bounds.text("name", name))
-        data = bounds.data(data)
-        benchmark_id = bounds.benchmark(benchmark_id or "")
+        data = (data or "").strip() or None
+        benchmark_id = benchmark_id or ""
+        bounds.admit(benchmark=benchmark_id, data=data)  # the public-mode gate, before anything is read
         wanted = whole_number("number of items", count, 1, MAX_ITEMS, default=DEFAULT_ITEMS)
         seed = whole_number("seed", seed, 0, 2**31 - 1, default=0)
         items = item_choice.benchmark_of(benchmark_id, data).items()
@@ -163,13 +167,20 @@ def start_session(
     except Exception as exc:  # noqa: BLE001 - user_message logs what is not the visitor's mistake
         return _unchanged(f"⚠ {escape(user_message(exc))}")
     tag = session_tag(request) if limits().public else None
+    try:
+        claim(request, human.model_id(person, tag))  # a session with the same tag is refused here
+    except NameRejected as exc:
+        return _unchanged(f"⚠ {escape(str(exc))}")
     return _show(TakeSession(person, benchmark_id, data, tuple(chosen), tag=tag), "")
 
 
 def submit_answer(state: TakeSession | None, choice: str | None, text: str | None, request: gr.Request) -> list:
     if state is None or state.finished:
         return _unchanged("⚠ press Start first")
-    benchmark, item = _current(state)
+    try:
+        benchmark, item = _current(state)  # through the gate again: a session's saved state is no pass
+    except Exception as exc:  # noqa: BLE001 - user_message logs what is not the visitor's mistake
+        return _unchanged(f"⚠ {escape(user_message(exc))}")
     given = (choice if item.kind in RADIO_KINDS else text) or ""
     if not given.strip():
         return _unchanged("⚠ choose or write an answer first")
@@ -179,8 +190,11 @@ def submit_answer(state: TakeSession | None, choice: str | None, text: str | Non
         hint = HINTS.get(item.kind, "one of the choices")
         return _unchanged(f"⚠ could not read “{escape(given.strip())}” as an answer: write {escape(hint)}")
     try:
+        # Checked where the row is written, whatever the tag's bits: only the session that took
+        # this tagged name writes under it.
+        claim(request, result.model)
         people_quota(request)
-    except LimitExceeded as exc:
+    except (LimitExceeded, NameRejected) as exc:
         return _unchanged(f"⚠ {escape(str(exc))}")
     shared_store().record(result)  # people's answers are shared (a class's pooled curve), names per session
     row = Answered(item.id, _shown_answer(item, given.strip()), _expected(item), result.correct, result.score,

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from gradio import utils as gradio_utils
 from PIL import Image
 
 from probes.benchmarks.custom import UploadSet
@@ -54,7 +55,17 @@ def _benchmark(benchmark_id: str, data: str | None, params_json: str) -> Benchma
 
 
 def benchmark_of(benchmark_id: str, data: str | None = None, params: dict[str, list[str]] | None = None) -> Benchmark:
+    """Every benchmark the playground builds comes from here, so the public-mode gate stands here
+    (before the cache: a benchmark built locally before a switch is not handed out): a link, an
+    API call or a session's saved state naming `custom:PATH` or a data folder is refused without
+    a look at the disk."""
+    limits().admit(benchmark=benchmark_id, data=data)
     return _benchmark(benchmark_id, data or None, json.dumps(params or {}, sort_keys=True))
+
+
+def upload_roots() -> list[Path]:
+    """Where Gradio keeps visitors' uploads: the only files an upload spec may name in public mode."""
+    return [Path(gradio_utils.get_upload_folder())]
 
 
 def generated_spec(task: str, params_text: str, seed: int) -> ItemSpec:
@@ -126,6 +137,7 @@ def resolve(spec: ItemSpec | None) -> tuple[Benchmark, Item]:
     if spec is None:
         raise UsageError("choose an item first: generate a stimulus, pick a benchmark item, or upload images")
     if spec.source == "upload":
+        limits().admit(files=spec.paths, roots=upload_roots())
         benchmark = UploadSet.from_files([Path(p) for p in spec.paths], spec.question, list(spec.options), spec.answer)
         return benchmark, benchmark.items()[0]
     benchmark = benchmark_of(spec.benchmark, spec.data, spec.params or None)

@@ -15,14 +15,14 @@ from PIL import Image
 
 from probes.benchmarks.shitsukan import judgement
 from probes.benchmarks.shitsukan.generation import BENCHMARK_ID as GENERATION_ID
-from probes.core.errors import BenchmarkError, LimitExceeded, ProbeError, UsageError
+from probes.core.errors import BenchmarkError, LimitExceeded, NameRejected, ProbeError, UsageError
 from probes.files.images import load_image
-from probes.people.human import check_name
+from probes.people.human import check_name, tagged_name
 from probes.running.limits import current as limits
 from ui import items as item_choice
 from ui.choices import Dropdown, Radio
 from ui.common import escape, user_message
-from ui.sessions import people_quota, session_tag, shared_store, stores_to_read
+from ui.sessions import claim, people_quota, reading, session_tag, shared_store
 
 WORDS = 3
 VERDICTS = ["natural", "not natural"]
@@ -93,7 +93,8 @@ def build_judge() -> dict[str, Any]:
 def _generations(request: gr.Request | None, key: tuple[str, str, str] | None = None) -> list[judgement.Generated]:
     """Generations this visitor can see: the operator's, and in public mode their own."""
     model, mode, perturbation = key or (None, None, None)
-    results = [r for s in stores_to_read(request) for r in s.results(GENERATION_ID, model, mode, perturbation)]
+    with reading(request) as stores:
+        results = [r for s in stores for r in s.results(GENERATION_ID, model, mode, perturbation)]
     return judgement.judgeable(results)
 
 
@@ -125,7 +126,8 @@ def start_judging(judge: str, chosen: str | None, data: str, request: gr.Request
         bounds = limits()
         name = check_name(bounds.text("name", judge))
         if bounds.public:  # names are per session: nobody can replace another's verdicts
-            name = check_name(f"{name} {session_tag(request)}")
+            name = tagged_name(name, session_tag(request))
+            claim(request, name)
         bounds.data(data)
         chosen = bounds.text("model", chosen)
         if not chosen:
@@ -156,8 +158,9 @@ def submit_judgement(request: gr.Request, state: JudgeSession | None, data: str,
     generated = state.queue[state.position]
     seconds = time.monotonic() - state.shown_at
     try:
+        claim(request, state.judge)  # checked again where the row is written, whatever the tag's bits
         people_quota(request)
-    except LimitExceeded as exc:
+    except (LimitExceeded, NameRejected) as exc:
         return _unchanged(f"⚠ {escape(str(exc))}")
     verdicts = [m == "natural" for m in marks]
     shared_store().record(judgement.judgement_result(generated, state.judge, verdicts, seconds))

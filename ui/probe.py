@@ -42,7 +42,7 @@ from ui.common import (
 )
 from ui.probe_grid import CONDITIONS, DEFAULT_CONDITIONS, Cell, Sent, grid_html, prompts_html, sent_as
 from ui.probe_share import decode, encode, probe_config, replay
-from ui.sessions import room_for, store_for, stores_to_read
+from ui.sessions import Lease, lease_off_loop, reading, release_after, room_for
 
 MAX_MODELS = 4
 MAX_IMAGES = 4  # image slots on the stage; an item with more shows the first four
@@ -249,6 +249,7 @@ async def probe(
     models = list(dict.fromkeys(m.strip() for m in (model_1, model_2, model_3, model_4) if m and m.strip()))
     names = [name for name in CONDITIONS if name in (chosen_conditions or [])]
     keys = session_keys(*typed_keys)
+    lease: Lease | None = None  # this session's store, held until every run of this probe has ended
     try:
         if not models:
             raise UsageError("choose at least one model")
@@ -263,20 +264,30 @@ async def probe(
                 backends[model] = backend_for(model, keys)
             except Exception as exc:  # noqa: BLE001 - user_message logs what is not the visitor's mistake
                 refused[model] = user_message(exc)
-        room_for(request, len(backends) * len(names))
+        await asyncio.to_thread(room_for, request, len(backends) * len(names))
+        lease = await lease_off_loop(request)  # before charging: a Space too full to hold it costs nothing
         charge(request, sum(paid_by_server(m, keys) for m in backends) * len(names))
         # Drawn at once: the prompts' images become thumbnails and their pixels go.
         sent = await asyncio.to_thread(_sent, benchmark, item, names)
         prompts = await asyncio.to_thread(prompts_html, sent)
-    except Exception as exc:  # noqa: BLE001 - user_message logs what is not the visitor's mistake
+    except BaseException as exc:
+        if lease is not None:
+            lease.release()
+        if not isinstance(exc, Exception):  # cancelled: the visitor left
+            raise
         yield [_status(user_message(exc), warning=True), gr.update(), gr.update(), gr.update()]
         return
+    assert lease is not None
     cells = {(m, n): Cell("failed", message=refused[m]) if m in refused else Cell() for m in models for n in names}
     query = _query(spec, models, names)
-    yield [_status(f"Asking {len(models)} model(s) under {len(names)} condition(s)…"),
-           grid_html(item, models, names, cells, sent), prompts, gr.update()]  # fmt: skip
+    try:
+        yield [_status(f"Asking {len(models)} model(s) under {len(names)} condition(s)…"),
+               grid_html(item, models, names, cells, sent), prompts, gr.update()]  # fmt: skip
+    except BaseException:  # the visitor left before anything was asked
+        lease.release()
+        raise
     done: asyncio.Queue = asyncio.Queue()
-    store = store_for(request)
+    store = lease.store
 
     async def ask_condition(name: str) -> None:
         """Every model under one condition: the API models in one run, so the item's images are
@@ -331,6 +342,7 @@ async def probe(
     tasks = [asyncio.create_task(ask_condition_in_turn(n)) for n in names] if backends else []
     total = len(backends) * len(names)
     if not tasks:
+        lease.release()
         yield [
             _status("no model could be asked", warning=True),
             grid_html(item, models, names, cells, sent),
@@ -361,6 +373,7 @@ async def probe(
     finally:
         for task in tasks:
             task.cancel()
+        release_after(lease, tasks)
 
 
 def _pixels(item: Item) -> int:
@@ -426,7 +439,8 @@ def replay_link(request: gr.Request) -> list[Any]:
         spec, models, names = decode(limits().text("link", value))
         stage = _stage(spec, _status("Replayed from the cache: nothing was sent. Press Ask to ask again."))
         benchmark, item = item_choice.resolve(spec)
-        cells = replay(spec, models, names, stores_to_read(request))
+        with reading(request) as stores:
+            cells = replay(spec, models, names, stores)
         boxes = [gr.update(value=models[i] if i < len(models) else None) for i in range(MAX_MODELS)]
         sent = _sent(benchmark, item, names)
         return [*stage, *boxes, gr.update(value=names), grid_html(item, models, names, cells, sent),

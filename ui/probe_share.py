@@ -20,8 +20,10 @@ from probes.core.errors import ProbeError, UsageError
 from probes.core.types import Condition, ItemRef, Origin
 from probes.reading.grading import grade_reply
 from probes.running import answerers
+from probes.running.limits import current as limits
 from probes.running.runner import cache_key
 from probes.running.store import Store
+from ui.common import catalogue_ids, endpoints
 from ui.items import ItemSpec, resolve
 from ui.probe_grid import CONDITIONS, Cell
 
@@ -91,7 +93,11 @@ def replay(
         config = probe_config(condition)
         for model in models:
             try:
-                answerer = answerers.create(model)
+                # The gate, as for Ask: nothing is sent, so any model of a provider may be looked
+                # up (a visitor may have asked it with their own key), but a local model only as
+                # the operator lists it, never a folder of the server.
+                limits().admit(model=model, catalogue=catalogue_ids(), own_key=True)
+                answerer = answerers.create(model, endpoints())
             except (ProbeError, BackendError) as exc:  # a model id no provider knows
                 cells[(model, name)] = Cell("failed", message=str(exc))
                 continue

@@ -29,7 +29,7 @@ from probes.analysis.scoring import Row
 from probes.core.errors import ProbeError
 from probes.core.types import Mode, Origin, Result, Status
 from probes.running.store import Store
-from ui.sessions import shared_store, stores_to_read
+from ui.sessions import reading, shared_store
 
 ALL = "all"
 OVERALL = "overall only"
@@ -73,7 +73,8 @@ def stored_results(reload: bool = False, request: Any = None, origins: Iterable[
     same object until the store changes, so what is built from it can be cached by identity."""
     wanted = frozenset(origins) if origins is not None else EVERY_ORIGIN
     shared = _from_origins(_shared_results(reload), wanted)
-    own = [r for s in stores_to_read(request)[1:] for r in s.scored() if r.origin.value in wanted]
+    with reading(request) as stores:
+        own = [r for s in stores[1:] for r in s.scored() if r.origin.value in wanted]
     return shared + own if own else shared
 
 

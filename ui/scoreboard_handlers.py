@@ -6,7 +6,7 @@ for them. ui/scoreboard.py lays the widgets out and wires these to them.
 - `psychometric` (API `/psychometric`): curves against a swept parameter, with their fits;
 - `compare` (API `/compare`): the paired comparison of A and B, consistency and position bias.
 
-Every handler reads through `ui.sessions.stores_to_read` (public mode: the operator's store and
+Every handler reads through `ui.sessions.reading` (public mode: the operator's store and
 the visitor's own) and checks its inputs against `probes.running.limits` before any work: a
 text past the bound or a list of more than MAX_CHOSEN values is refused with the reason."""
 
@@ -48,7 +48,7 @@ from ui.scoreboard_polarity import COLUMNS as POLARITY_COLUMNS
 from ui.scoreboard_polarity import polarity_view
 from ui.scoreboard_style import Colours, empty
 from ui.scoreboard_tables import agreement_table, benchmark_table, empty_table, latency_table, pooled_people
-from ui.sessions import stores_to_read
+from ui.sessions import reading
 
 MAX_CHOSEN = 64  # values one multiple choice may hold (models, B's)
 EMPTY_STORE = (
@@ -325,9 +325,9 @@ def psychometric(
                     "blind/touching-circles `gap`, ...).", *empty_tables, *no_polarity]  # fmt: skip
         param = param if param in swept else swept[0]
         filters = Filters(benchmark, tuple(models or ()), mode or ALL, perturbation or ALL)
-        stores = stores_to_read(request)
-        shown = curves(stores, results, filters, param, origins, colours_of(results))
-        tracked = polarity_view(stores, results, filters, origins)
+        with reading(request) as stores:
+            shown = curves(stores, results, filters, param, origins, colours_of(results))
+            tracked = polarity_view(stores, results, filters, origins)
     except Exception as exc:  # noqa: BLE001 - user_message logs what is not the visitor's mistake
         return [empty("No curves."), f"⚠ {escape(user_message(exc))}", *empty_tables, *no_polarity]
     return [shown.figure, shown.note, shown.fits, shown.magnitudes, tracked.note, tracked.figure, tracked.table]
@@ -375,7 +375,8 @@ def compare(
         result = paired(select(results, filters, ignore=(IGNORED[axis],)), axis, a, list(b or []), colours)
         rotated = select(results, filters, ignore=("perturbation",))
         if has_rotations(rotated):
-            both = consistent(stores_to_read(request), rotated, filters.benchmark or "", origins, colours)
+            with reading(request) as stores:
+                both = consistent(stores, rotated, filters.benchmark or "", origins, colours)
             rotation = [both.note, both.table, both.figure]
         else:
             rotation = ["No results under option rotations for this benchmark: run it with `--perturb "

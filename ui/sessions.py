@@ -4,19 +4,17 @@ Locally, every result goes to the operator's store (`$PROBE_HOME`). In public mo
 evaluations, probes and answers go to a store of that browser session's own (a file under the
 temp folder, deleted after an hour unused): nothing a visitor does appears on another visitor's
 scoreboard or replaces the operator's results, and the scoreboard shows the operator's store plus
-the visitor's own. A session's store holds at most `max_visitor_results` results.
+the visitor's own. A session's store holds at most `max_visitor_results` results; how stores
+are held, bounded and swept is ui/session_stores.py, how a session's marks are keyed ui/identity.py.
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
-import hashlib
-import shutil
-import tempfile
-import threading
-import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 
 import gradio as gr
 
@@ -24,12 +22,9 @@ from probes.core.errors import LimitExceeded
 from probes.running.budget import Budget
 from probes.running.limits import current as limits
 from probes.running.store import Store
-
-SESSION_DIR = Path(tempfile.gettempdir()) / "probe-sessions"
-IDLE_SECONDS = 3600.0
-MAX_OPEN = 256  # session stores kept open at once; older ones are closed (reopened on use)
-# A session's encoded images (what its runs sent): a visitor cannot fill the disk through them.
-SESSION_IMAGE_CACHE_BYTES = 32 * 2**20
+from ui import identity
+from ui.session_stores import SESSION_DIR as SESSION_DIR  # where tests and the bench look
+from ui.session_stores import Lease, SessionStore, SessionStores
 
 
 @dataclass(frozen=True)
@@ -64,88 +59,62 @@ def shared_store() -> Store:
     return Store()
 
 
-class SessionStores:
-    def __init__(self, folder: Path = SESSION_DIR):
-        self.folder = folder
-        self._open: dict[str, tuple[Store, float]] = {}
-        self._lock = threading.Lock()
-
-    def path(self, session: str) -> Path:
-        # Hashed: a session hash comes from the client and must not shape a path.
-        return self.folder / f"{hashlib.sha256(session.encode()).hexdigest()[:32]}.sqlite"
-
-    def get(self, session: str, create: bool = True) -> Store | None:
-        with self._lock:
-            opened = self._open.get(session)
-            if opened is not None:
-                self._open[session] = (opened[0], time.monotonic())
-                return opened[0]
-            path = self.path(session)
-            if not create and not path.exists():
-                return None
-            self.folder.mkdir(parents=True, exist_ok=True)
-            store = Store(path, image_cache_bytes=SESSION_IMAGE_CACHE_BYTES)
-            self._open[session] = (store, time.monotonic())
-            if len(self._open) > MAX_OPEN:
-                oldest = min(self._open, key=lambda s: self._open[s][1])
-                self._open.pop(oldest)[0].close()
-        self.sweep()
-        return store
-
-    def sweep(self, idle: float = IDLE_SECONDS) -> None:
-        """Close and delete the stores of sessions unused for `idle` seconds."""
-        cutoff = time.time() - idle
-        with self._lock:
-            for session, (store, _) in list(self._open.items()):
-                if _modified(store.path) < cutoff:
-                    self._open.pop(session)
-                    store.close()
-        if not self.folder.exists():
-            return
-        open_paths = {s.path for s, _ in self._open.values()}
-        for path in self.folder.glob("*.sqlite*"):
-            # A store's files: the database, its -wal/-shm, and its image cache (a folder).
-            store_path = path.with_name(path.name.split(".sqlite")[0] + ".sqlite")
-            if store_path in open_paths or _modified(path) >= cutoff:
-                continue
-            if path.is_dir():
-                shutil.rmtree(path, ignore_errors=True)
-            else:
-                path.unlink(missing_ok=True)
-
-
-def _modified(path: Path) -> float:
-    try:
-        return max(p.stat().st_mtime for p in (path, path.with_name(path.name + "-wal")) if p.exists())
-    except ValueError:
-        return 0.0
-
-
 SESSIONS = SessionStores()
 
 
-def store_for(request: gr.Request | None) -> Store:
-    """Where this visitor's results go: their session's store in public mode, else the operator's."""
+def lease_for(request: gr.Request | None) -> Lease:
+    """Where this visitor's results go, held until released: their session's store in public
+    mode, else the operator's (whose lease holds nothing). Opens a file: call it off the event loop."""
     if limits().public:
-        store = SESSIONS.get(visitor(request).session)
-        assert store is not None
-        return store
-    return shared_store()
+        lease = SESSIONS.lease(visitor(request).session)
+        assert lease is not None
+        return lease
+    return Lease(shared_store())
 
 
-def stores_to_read(request: gr.Request | None) -> list[Store]:
-    """What this visitor's scoreboard shows: the operator's store, plus their own in public mode."""
-    stores = [shared_store()]
-    if limits().public:
-        own = SESSIONS.get(visitor(request).session, create=False)
+async def lease_off_loop(request: gr.Request | None) -> Lease:
+    """`lease_for` on a worker thread; a lease taken for a request cancelled meanwhile is let go."""
+    taking = asyncio.get_running_loop().run_in_executor(None, lease_for, request)
+    try:
+        return await asyncio.shield(taking)
+    except asyncio.CancelledError:
+        taking.add_done_callback(lambda done: done.cancelled() or done.exception() or done.result().release())
+        raise
+
+
+def release_after(lease: Lease, tasks: Iterable[asyncio.Future]) -> None:
+    """Release `lease` once every one of `tasks` has ended (a cancelled run still saves the
+    replies already in a thread), at once if they all have."""
+    pending = [task for task in tasks if not task.done()]
+    if not pending:
+        lease.release()
+        return
+    asyncio.gather(*pending, return_exceptions=True).add_done_callback(lambda _: lease.release())
+
+
+@contextmanager
+def reading(request: gr.Request | None) -> Iterator[list[Store]]:
+    """What this visitor's scoreboard shows, for the length of the block: the operator's store,
+    plus their own in public mode (held, so it is not closed under the reader)."""
+    own = SESSIONS.lease(visitor(request).session, create=False) if limits().public else None
+    try:
+        yield [shared_store()] + ([own.store] if own is not None else [])
+    finally:
         if own is not None:
-            stores.append(own)
-    return stores
+            own.release()
 
 
 def session_tag(request: gr.Request | None) -> str:
-    """A short mark of this browser session, shown after a person's name in public mode."""
-    return hashlib.sha256(visitor(request).session.encode()).hexdigest()[:4]
+    """A mark of this browser session, shown after a person's name in public mode: keyed by the
+    server's secret, so no one can pick a session that carries another person's mark."""
+    return identity.tag(visitor(request).session)
+
+
+def claim(request: gr.Request | None, name: str) -> None:
+    """In public mode, `name` (a tagged person or judge) is this session's alone: the first
+    session to use it keeps it; another one with the same tag is refused (NameRejected)."""
+    if limits().public:
+        identity.OWNERS.claim(name, visitor(request).session)
 
 
 # People's answers go to the operator's store (a class's pooled curve), so in public mode they are
@@ -165,12 +134,19 @@ def people_quota(request: gr.Request | None) -> None:
 
 
 def room_for(request: gr.Request | None, results: int) -> None:
-    """In public mode, refuse work that would take a session's store past its cap."""
+    """In public mode, refuse work that would take a session's store past its cap of results, or
+    that would start on a store already at its bound on disk."""
     if not limits().public:
         return
     cap = limits().max_visitor_results
-    store = SESSIONS.get(visitor(request).session, create=False)
-    held = store.count() if store is not None else 0
+    own = SESSIONS.lease(visitor(request).session, create=False)
+    if own is None:
+        held = 0
+    else:
+        with own:
+            held = own.store.count()
+            if isinstance(own.store, SessionStore):
+                own.store.check_room()
     if held + results > cap:
         raise LimitExceeded(
             f"this session's results would pass {cap:,} ({held:,} held, {results:,} more asked): "

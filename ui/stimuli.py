@@ -68,6 +68,7 @@ def _checked_spec(spec: Any) -> tuple[str, dict[str, str]]:
         raise UsageError(shape + f" (at most {MAX_PARAMS} parameters)")
     bounds = limits()
     task = bounds.text("task", spec["task"])
+    bounds.admit(benchmark=task)  # the public-mode gate (an export builds its set past ui.items)
     generator(task)
     params = {bounds.text("parameter name", str(name)): bounds.text(f"value of {name}", str(value))
               for name, value in raw.items()}  # fmt: skip

@@ -24,6 +24,7 @@ MAX_NAME = 40
 # Letters of any script (a class in Tokyo types its names in kana), digits, space, - and _:
 # nothing that could be read as a path, a separator in an item id ("|") or markup.
 _NAME = re.compile(r"[^\W_]|[ _-]")
+_TAG = re.compile(r"[0-9a-f]{4,64}")
 
 
 def check_name(text: str | None) -> str:
@@ -42,7 +43,25 @@ def check_name(text: str | None) -> str:
 def model_id(name: str, tag: str | None = None) -> str:
     """`human/<name>`; with a `tag` (a public Space's session), `human/<name> #<tag>`, so two
     visitors who type the same name never share (or overwrite) each other's answers."""
-    return f"{PROVIDER}/{check_name(name)}" + (f" #{tag}" if tag else "")
+    return f"{PROVIDER}/{check_name(name)}" + (f" #{check_tag(tag)}" if tag else "")
+
+
+def check_tag(tag: str) -> str:
+    """A session's tag as the app makes it (hex digits of a keyed digest, ui/identity.py):
+    nothing else may stand where it proves whose answers these are."""
+    if not _TAG.fullmatch(tag):
+        raise NameRejected("a session tag is 4 to 64 hex digits")
+    return tag
+
+
+def tagged_name(name: str, tag: str) -> str:
+    """`<name> <tag>`, a judge's name in public mode, within the length of a name (judgements
+    are stored under it): a name typed there leaves room for the tag."""
+    room = MAX_NAME - len(check_tag(tag)) - 1
+    name = check_name(name)
+    if len(name) > room:
+        raise NameRejected(f"a name has at most {room} characters here (your session's tag follows it)")
+    return check_name(f"{name} {tag}")
 
 
 def is_human(model: str) -> bool:

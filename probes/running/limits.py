@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from probes.core.errors import LimitExceeded, UsageError
 
@@ -140,6 +142,49 @@ class Limits:
                 "or paste your own key for that provider"
             )
         return model_id
+
+    def files(self, paths: Sequence[str | os.PathLike], roots: Sequence[str | os.PathLike]) -> None:
+        """In public mode, a file is read only where the app itself put it (`roots`: Gradio's
+        folder of uploads): never any other file of the server. The message is the same whether
+        the path exists or not, and does not name it; nothing on disk is touched to decide,
+        beyond resolving the path's links."""
+        if not self.public:
+            return
+        allowed = [Path(root).resolve() for root in roots]
+        for path in paths:
+            where = Path(os.path.abspath(os.fspath(path)))
+            try:
+                where = where.resolve()
+            except (OSError, RuntimeError):  # a link loop: not one of our files either
+                pass
+            if not any(where.is_relative_to(root) for root in allowed):
+                raise LimitExceeded("this public playground reads no files of the server: upload the images instead")
+
+    def admit(
+        self,
+        *,
+        benchmark: str | None = None,
+        data: str | None = None,
+        model: str | None = None,
+        catalogue: Collection[str] = (),
+        own_key: bool = False,
+        files: Sequence[str | os.PathLike] = (),
+        roots: Sequence[str | os.PathLike] = (),
+    ) -> None:
+        """The one gate for public mode: everything a request would read or run (a benchmark
+        id, a data folder, a model id, files) passes here before anything is built, however it
+        arrived (a page event, a link, an API call, a session's saved state). The playground
+        applies it where a spec becomes a benchmark (`ui.items.benchmark_of`, `resolve`) and
+        where a model id becomes a backend (`ui.common.backend_for`, the replay of a link), so
+        no entry point can go round it. Refusals are decided on the words alone, never by
+        looking at the disk, so they cannot tell whether a server path exists."""
+        if benchmark is not None:
+            self.benchmark(benchmark)
+        self.data(data)
+        if model is not None:
+            self.model(model, set(catalogue), own_key)
+        if files:
+            self.files(files, roots)
 
     def evaluation(self, results: int) -> None:
         if results > self.max_eval_results:

@@ -25,25 +25,25 @@ def test_sweeping_deletes_an_idle_sessions_store_and_its_image_folder(tmp_path):
     for path in (idle, idle.with_name(idle.name + "-wal"), images):
         _age(path, 7200)
 
-    busy = stores.get("busy-session")
-    cache_dir(busy.path).mkdir()
-    _age(cache_dir(busy.path), 7200)  # an old image folder of a store in use stays with it
+    with stores.lease("busy-session") as lease:
+        busy = lease.store
+        cache_dir(busy.path).mkdir()
+        _age(cache_dir(busy.path), 7200)  # an old image folder of a store in use stays with it
 
-    stores.sweep()
-    left = {p.name for p in tmp_path.iterdir()}
-    assert not any(name.startswith(idle.name) for name in left)
-    assert {busy.path.name, cache_dir(busy.path).name} <= left
-    busy.close()
+        stores.sweep()
+        left = {p.name for p in tmp_path.iterdir()}
+        assert not any(name.startswith(idle.name) for name in left)
+        assert {busy.path.name, cache_dir(busy.path).name} <= left
 
 
 def test_a_sessions_runs_keep_few_encoded_images(tmp_path):
     from probes.running.image_cache import ImageCache
-    from ui.sessions import SESSION_IMAGE_CACHE_BYTES
+    from ui.session_stores import SESSION_IMAGE_CACHE_BYTES
 
-    store = SessionStores(tmp_path).get("someone")
-    assert store.image_cache_bytes == SESSION_IMAGE_CACHE_BYTES <= 64 * 2**20
-    assert ImageCache.beside(store.path, store.image_cache_bytes).max_bytes == SESSION_IMAGE_CACHE_BYTES
-    store.close()
+    with SessionStores(tmp_path).lease("someone") as lease:
+        store = lease.store
+        assert store.image_cache_bytes == SESSION_IMAGE_CACHE_BYTES <= 64 * 2**20
+        assert ImageCache.beside(store.path, store.image_cache_bytes).max_bytes == SESSION_IMAGE_CACHE_BYTES
 
 
 def test_the_client_address_is_the_one_the_trusted_proxy_saw():
