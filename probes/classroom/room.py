@@ -19,6 +19,7 @@ a whole lesson without waiting.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import secrets
 import threading
@@ -268,9 +269,10 @@ class ClassRoom:
             index = self._answerable(student)
             benchmark, item = self.lesson.items[index]
             seconds = self._seconds_taken(student, index)
-            # Tagged with the class and the student's number: two students who type the same
-            # nickname never share (or, once published, overwrite) each other's answers.
-            tag = f"{self.code}-{student.number}"
+            # Tagged with the class and the student's number (hex, as every person's tag is): two
+            # students who type the same nickname never share (or, once published, overwrite)
+            # each other's answers, nor do two classes.
+            tag = hashlib.sha256(f"class {self.code} student {student.number}".encode()).hexdigest()[:12]
             result = answer_result(benchmark, item, text, student.name, seconds, tag=tag)
             if result.status is not Status.ANSWERED:
                 raise ClassError("that answer could not be read: tap one of the answers")

@@ -30,7 +30,7 @@ from ui import items as item_choice
 from ui import probe_examples as examples
 from ui.common import backend_for, charge, paid_by_server, user_message
 from ui.probe_share import probe_config
-from ui.sessions import store_for, stores_to_read
+from ui.sessions import lease_for, reading
 
 CLASSES = Classes()
 MAX_MODELS = 4
@@ -103,11 +103,10 @@ def _cached(room: ClassRoom, stores: Sequence[Any], model: str, backend) -> list
 def ask_models(room: ClassRoom, backends: dict[str, Any], keys: dict[str, str], request: gr.Request | None) -> None:
     """Cached answers now; the rest asked in the background (each paid request charged to the
     teacher's budget first: past it, the item says so instead of an answer)."""
-    stores = stores_to_read(request)
-    store = store_for(request)
     wanted: dict[str, list[int]] = {}
-    for model, backend in backends.items():
-        missing = _cached(room, stores, model, backend)
+    with reading(request) as stores:
+        found = {model: _cached(room, stores, model, backend) for model, backend in backends.items()}
+    for model, missing in found.items():
         if missing and paid_by_server(model, keys):
             try:
                 charge(request, len(missing))
@@ -119,11 +118,19 @@ def ask_models(room: ClassRoom, backends: dict[str, Any], keys: dict[str, str], 
             room.set_model_answer(model, index, "asking…")
         wanted[model] = missing
     if any(wanted.values()):
-        threading.Thread(target=_ask, args=(room, backends, wanted, store), daemon=True,
+        lease = lease_for(request)  # held until the models have answered: the store stays open
+        threading.Thread(target=_ask, args=(room, backends, wanted, lease), daemon=True,
                          name=f"class-{room.code}-models").start()  # fmt: skip
 
 
-def _ask(room: ClassRoom, backends: dict[str, Any], wanted: dict[str, list[int]], store) -> None:
+def _ask(room: ClassRoom, backends: dict[str, Any], wanted: dict[str, list[int]], lease) -> None:
+    try:
+        asyncio.run(_ask_all(room, backends, wanted, lease.store))
+    finally:
+        lease.release()
+
+
+async def _ask_all(room: ClassRoom, backends: dict[str, Any], wanted: dict[str, list[int]], store) -> None:
     async def one(model: str, benchmark: Benchmark, indexed: list[tuple[int, Item]]) -> None:
         where = {item.id: index for index, item in indexed}
         plan = RunPlan(benchmark, [item for _, item in indexed], [backends[model]], CONDITION.mode,
@@ -137,16 +144,13 @@ def _ask(room: ClassRoom, backends: dict[str, Any], wanted: dict[str, list[int]]
                 if not isinstance(room.model_answers.get((model, index)), Result):
                     room.set_model_answer(model, index, user_message(exc))
 
-    async def everything() -> None:
-        jobs = []
-        for model, indices in wanted.items():
-            groups: dict[int, list[tuple[int, Item]]] = defaultdict(list)
-            benchmarks: dict[int, Benchmark] = {}
-            for index in indices:
-                benchmark, item = room.lesson.items[index]
-                groups[id(benchmark)].append((index, item))
-                benchmarks[id(benchmark)] = benchmark
-            jobs += [one(model, benchmarks[key], indexed) for key, indexed in groups.items()]
-        await asyncio.gather(*jobs)
-
-    asyncio.run(everything())
+    jobs = []
+    for model, indices in wanted.items():
+        groups: dict[int, list[tuple[int, Item]]] = defaultdict(list)
+        benchmarks: dict[int, Benchmark] = {}
+        for index in indices:
+            benchmark, item = room.lesson.items[index]
+            groups[id(benchmark)].append((index, item))
+            benchmarks[id(benchmark)] = benchmark
+        jobs += [one(model, benchmarks[key], indexed) for key, indexed in groups.items()]
+    await asyncio.gather(*jobs)
