@@ -224,7 +224,7 @@ def read_vlmevalkit(path: Path) -> list[PredictionRow]:
     for number, record in enumerate(table.to_dict("records"), start=2):
         where = f"{path.name} row {number}"
         options = tuple(record[c] for c in letters if record[c].strip())
-        if [c for c in letters if record[c].strip()] != letters[: len(options)]:
+        if [c for c in letters if record[c].strip()] != list(string.ascii_uppercase[: len(options)]):
             raise ToolkitFileError(f"{where}: options must fill A, B, C ... without a gap")
         for name in ("prediction", "question"):
             if problem := too_long(name, record[name], MAX_RESPONSE_CHARS):

@@ -131,7 +131,7 @@ def import_records(
             continue
         result = grade_reply(benchmark, item, record.reply, model, condition, ref)
         results.append(result)
-        _tally(report, record, result)
+        _tally(report, record, result, item)
     keys = Counter((r.benchmark, r.item_id) for r in results)
     twice = [key for key, count in keys.items() if count > 1]
     if twice:
@@ -142,7 +142,7 @@ def import_records(
     return list(reports.values()), Counter(r.status.value for r in results)
 
 
-def _tally(report: TaskReport, record: Foreign, result: Result) -> None:
+def _tally(report: TaskReport, record: Foreign, result: Result, item: Item) -> None:
     if result.correct is None:
         return
     report.our_graded += 1
@@ -153,9 +153,16 @@ def _tally(report: TaskReport, record: Foreign, result: Result) -> None:
     report.their_correct += record.their_correct
     report.our_correct_on_theirs += result.correct
     if record.their_correct != result.correct:
-        reading = result.status.value if result.status is not Status.ANSWERED else f"read {result.parsed!r}"
+        reading = result.status.value if result.status is not Status.ANSWERED else f"read {_shown(result, item)!r}"
         report.differences.append(Difference(record.where, record.position, record.reply, record.their_correct,
                                              result.correct, reading, record.their_reading))  # fmt: skip
+
+
+def _shown(result: Result, item: Item):
+    """A parsed answer as the reply would name it: an option by its label."""
+    if item.kind is AnswerKind.CHOICE and isinstance(result.parsed, int) and 0 <= result.parsed < len(item.labels):
+        return item.labels[result.parsed]
+    return result.parsed
 
 
 def _standalone(benchmark: Benchmark, record: Foreign) -> Item:
