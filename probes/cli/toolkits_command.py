@@ -34,13 +34,12 @@ def write_set(benchmark: Benchmark, items: list[Item], spec: SetSpec, out: Path,
     try:
         shards = write_hf(benchmark, items, spec, out, bar.update, form=form)
         if form == "lmms-eval":
-            names = [f"data/test-{i:05d}-of-{shards:05d}.parquet" for i in range(shards)]
-            folder = write_lmms_eval_task(out, spec, benchmark.title, names, len(items))
+            folder = write_lmms_eval_task(out, spec, benchmark.title, shards, len(items))
     except OSError as exc:  # a full disk, the folder removed meanwhile
         raise UsageError(f"--out {out}: writing failed ({exc.strerror or type(exc).__name__})") from None
     finally:
         bar.close()
-    print(f"wrote {len(items)} items to {out} ({shards} parquet shard{'s' if shards > 1 else ''}); "
+    print(f"wrote {len(items)} items to {out} ({len(shards)} parquet shard{'s' if len(shards) > 1 else ''}); "
           f"load them with datasets.load_dataset({str(out)!r})")  # fmt: skip
     if form == "lmms-eval":
         name = task_name(spec)

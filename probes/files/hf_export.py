@@ -1,8 +1,11 @@
 """A generated set as a Hugging Face dataset folder (`generate ... --format hf`): what
 `datasets.load_dataset(DIR)` loads and `huggingface-cli upload` pushes as it is.
 
-The folder: `data/test-00000-of-0000N.parquet` shards (an `Image` feature, or a list of images for
-items shown several), `README.md` (the dataset card: its YAML names the shards as the `test` split,
+The folder: `data/test-00000-of-0000N-<digest>.parquet` shards (an `Image` feature, or a list of
+images for items shown several), `README.md` (the dataset card: its YAML names the shards as the
+`test` split, each by its name: `datasets` caches a local folder under the folder's name and its
+card's file patterns, so a pattern alone would hand back another set of that folder name written
+before; the content digest in each name keeps two sets apart and the same set one),
 its text gives the exact generating command and the columns) and `probe_set.json` (the set's
 description, `probes.files.set_spec`).
 
@@ -17,6 +20,7 @@ measured values included (`measured_top_px`, ...), one column each, named as the
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from collections.abc import Callable, Sequence
@@ -74,9 +78,9 @@ def write_hf(
     on_item: Callable[[int], None] | None = None,
     workers: int | None = None,
     form: str = "hf",
-) -> int:
+) -> list[str]:
     """Write `items` as a dataset folder in `out` (see the module docstring); returns the
-    number of shards. Each distinct image is drawn and encoded once, on every core."""
+    shards' paths relative to `out`. Each distinct image is drawn and encoded once, on every core."""
     import datasets  # imported here: a second or two, and only this command needs it
 
     out.mkdir(parents=True, exist_ok=True)
@@ -106,24 +110,34 @@ def write_hf(
         }
     )
     shards = max(1, math.ceil(len(items) / SHARD_ROWS))
+    written_names: list[str] = []
     done = 0
     for shard in range(shards):
         chunk = items[shard * SHARD_ROWS : (shard + 1) * SHARD_ROWS]
         rows = []
         for offset, item in enumerate(chunk):
-            names = _file_names(shard * SHARD_ROWS + offset, item)
-            pictures = [{"bytes": encoded[s.ref], "path": name} for s, name in zip(item.images, names, strict=True)]
+            files = _file_names(shard * SHARD_ROWS + offset, item)
+            pictures = [{"bytes": encoded[s.ref], "path": name} for s, name in zip(item.images, files, strict=True)]
             rows.append(_row(benchmark, item, pictures, several, param_columns))
             done += 1
             if on_item is not None:
                 on_item(done)
-        table = datasets.Dataset.from_list(rows, features=features)
-        table.to_parquet(str(out / "data" / f"test-{shard:05d}-of-{shards:05d}.parquet"))
+        written = out / "data" / f"test-{shard:05d}-of-{shards:05d}.parquet"
+        bars = datasets.is_progress_bar_enabled()
+        datasets.disable_progress_bars()  # the command draws its own
+        try:
+            datasets.Dataset.from_list(rows, features=features).to_parquet(str(written))
+        finally:
+            if bars:
+                datasets.enable_progress_bars()
+        digest = hashlib.sha256(written.read_bytes()).hexdigest()[:10]
+        named = written.with_name(f"{written.stem}-{digest}.parquet")
+        written.rename(named)
+        written_names.append(f"data/{named.name}")
     write_spec(spec, out, form)
-    (out / "README.md").write_text(
-        dataset_card(benchmark, spec, out, len(items), param_columns, form), encoding="utf-8"
-    )
-    return shards
+    card = dataset_card(benchmark, spec, out, len(items), param_columns, form, written_names)
+    (out / "README.md").write_text(card, encoding="utf-8")
+    return written_names
 
 
 def _row(
@@ -185,16 +199,24 @@ def _cell(value: Any, dtype: str) -> Any:
 
 
 def dataset_card(
-    benchmark: Benchmark, spec: SetSpec, out: Path, count: int, param_columns: dict[str, tuple[str, str]], form: str
+    benchmark: Benchmark,
+    spec: SetSpec,
+    out: Path,
+    count: int,
+    param_columns: dict[str, tuple[str, str]],
+    form: str,
+    shards: list[str],
 ) -> str:
     params = ", ".join(f"`{c}`" for c in param_columns) or "none"
+    paths = "\n".join(f"    - {shard}" for shard in shards)
     source = f" ({benchmark.source})" if benchmark.source else ""
     return f"""---
 configs:
 - config_name: default
   data_files:
   - split: test
-    path: data/test-*
+    path:
+{paths}
 task_categories:
 - visual-question-answering
 tags:

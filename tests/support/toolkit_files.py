@@ -49,7 +49,11 @@ def lmms_sample(doc_id: int, target: Any, prompt: str, reply: str, filtered: str
         sample["filtered_resps"] = sample["filtered_resps"][0]
     if sample["resps"] == sample["filtered_resps"]:
         sample.pop("resps")
-    elif isinstance(sample["resps"], list) and len(sample["resps"]) == 1 and sample["resps"][0] == sample["filtered_resps"]:
+    elif (
+        isinstance(sample["resps"], list)
+        and len(sample["resps"]) == 1
+        and sample["resps"][0] == sample["filtered_resps"]
+    ):
         sample.pop("resps")
     sample["target"] = str(sample["target"])
     sample.pop("arguments")

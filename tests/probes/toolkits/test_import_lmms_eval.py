@@ -12,6 +12,7 @@ from tests.conftest import run_cli, shapes_image
 from tests.probes.toolkits.conftest import COMPREHENSION
 from tests.support.toolkit_files import blind_sample, illusionvqa_sample, lmms_sample, write_lmms_run
 
+
 def store_rows(store_path, *args):
     done = run_cli("report", "--store", str(store_path), "--format", "json", "--no-references", *args)
     assert done.returncode == 0, done.stderr
@@ -28,7 +29,10 @@ def test_illusionvqa_log_is_matched_by_doc_id_and_their_exact_match_sits_beside_
                    "--store", str(store))  # fmt: skip
     assert done.returncode == 0, done.stderr
     out = done.stdout
-    assert "illusionvqa_comprehension -> illusionvqa/comprehension: 3 replies; matched to our items: 3/3 (3 by their doc id)" in out
+    assert (
+        "illusionvqa_comprehension -> illusionvqa/comprehension: 3 replies; matched to our items: 3/3 (3 by their doc id)"
+        in out
+    )
     # Theirs: exact match after their filter (B right; "The answer is C." wrong). Ours reads c.
     assert "their scorer 33.3% (1/3)" in out and "our reader 66.7% (2/3)" in out
     assert "1 replies read differently" in out and "doc 1: theirs wrong, ours right (read 'c')" in out

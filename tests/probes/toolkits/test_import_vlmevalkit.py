@@ -45,7 +45,9 @@ def test_predictions_are_matched_by_question_and_their_exact_matching_figure_sho
     done, store = imported(tmp_path, path, "--data", str(illusionvqa_data))
     assert done.returncode == 0, done.stderr
     out = done.stdout
-    assert "vlmevalkit InternVL3-8B_IllusionVQA -> illusionvqa/comprehension: 3 replies; matched to our items: 3/3" in out
+    assert (
+        "vlmevalkit InternVL3-8B_IllusionVQA -> illusionvqa/comprehension: 3 replies; matched to our items: 3/3" in out
+    )
     # Their exact matching finds no capital letter standing alone in "option b": a miss. Ours reads b.
     assert [vlmevalkit_reading(p, {"A": "A staircase", "B": "A duck"}) for p in predictions[2:]] == [None]
     assert "their scorer 66.7% (2/3)" in out and "our reader 100.0% (3/3)" in out
