@@ -126,6 +126,7 @@ generation_kwargs:
   max_new_tokens: {MAX_NEW_TOKENS}
   temperature: 0
   do_sample: false
+  until: []  # no stop sequence, as our runs (lmms-eval's default would stop a reply at its first blank line)
 metric_list:
   - metric: accuracy
     aggregation: mean
