@@ -21,12 +21,14 @@ from probes.cli.internal_errors import log_internal_error
 from probes.cli.progress import ProgressBar
 from probes.cli.report_command import add_report_arguments
 from probes.cli.run_command import EXIT_INTERRUPTED, cmd_run
+from probes.cli.toolkits_command import IMPORT_SOURCES, SET_FORMATS, import_toolkit, write_set
 from probes.cli.tools_command import add_tool_commands
 from probes.core.errors import InputRejected, ProbeError, UsageError
 from probes.core.params import parse_params
 from probes.core.registry import benchmark_ids, get_benchmark
 from probes.core.types import LabelStyle, Mode
 from probes.files.export import fits_custom_folder, generated_set, write_generated
+from probes.files.set_spec import spec_of
 from probes.running import answerers
 from probes.running.importing import import_file
 from probes.running.store import Store, default_path
@@ -85,6 +87,13 @@ def _parser() -> argparse.ArgumentParser:
     generate.add_argument("--seed", type=int, default=0)
     generate.add_argument("--out", required=True, help="output folder (Hugging Face imagefolder layout)")
     generate.add_argument("--param", action="append", default=[], metavar="NAME=V1,V2", help="fix or sweep a parameter")
+    generate.add_argument(
+        "--format",
+        choices=SET_FORMATS,
+        default="png",
+        help="png: PNGs, metadata.jsonl, items.jsonl (default); hf: a Hugging Face dataset folder (parquet); "
+        "lmms-eval: hf plus an lmms-eval task beside it",
+    )
     generate.set_defaults(handler=cmd_generate)
 
     runner = commands.add_parser("run", help="ask models a benchmark's items and grade the replies")
@@ -110,11 +119,23 @@ def _parser() -> argparse.ArgumentParser:
     runner.add_argument("--models-file", help="TOML file of OpenAI-compatible endpoints (default: $PROBE_MODELS)")
     runner.set_defaults(handler=cmd_run)
 
-    importer = commands.add_parser("import", help="grade replies produced elsewhere (JSON Lines) into the store")
-    importer.add_argument("file", help="one JSON record per line: item_id, response [, target, options, category]")
-    importer.add_argument("--benchmark", required=True)
-    importer.add_argument("--model", required=True, help="the name the results appear under")
-    importer.add_argument("--mode", default="0-shot", help="0-shot, 4-shot, 4-shot+CoT ... (default 0-shot)")
+    importer = commands.add_parser(
+        "import", help="grade replies produced elsewhere (JSON Lines, lmms-eval, VLMEvalKit)"
+    )
+    importer.add_argument(
+        "file", help="JSON Lines (item_id, response [, target, options, category]); with --from, the toolkit's output"
+    )
+    importer.add_argument(
+        "--from",
+        dest="source",
+        choices=IMPORT_SOURCES,
+        default="jsonl",
+        help="jsonl (default); lmms-eval: a --log_samples output (samples_*.jsonl, or the folder holding them); "
+        "vlmevalkit: a prediction file (.xlsx, .tsv, .csv)",
+    )
+    importer.add_argument("--benchmark", help="the benchmark the replies answer (lmms-eval: read from the task)")
+    importer.add_argument("--model", help="the name the results appear under (lmms-eval: default the run's model_name)")
+    importer.add_argument("--mode", help="0-shot, 4-shot, 4-shot+CoT ... (default 0-shot; lmms-eval: the run's n-shot)")
     importer.add_argument(
         "--perturbation", default="none", help="the condition the replies were produced under (default none)"
     )
@@ -124,7 +145,11 @@ def _parser() -> argparse.ArgumentParser:
         help="how the replies name options, where not as the benchmark does: letter (a, b, c), "
         "digit0 (0, 1, 2) or digit1 (1, 2, 3); default: the benchmark's own",
     )
-    importer.add_argument("--data", help="local copy of the benchmark's data, to grade records without target")
+    importer.add_argument(
+        "--data",
+        help="local copy of the benchmark's data, to grade records without target or match a toolkit's items; "
+        "a folder written by generate (it holds probe_set.json) for a set exported from here",
+    )
     importer.add_argument("--store", help=f"results database (default {default_path()})")
     importer.set_defaults(handler=cmd_import)
 
@@ -166,7 +191,10 @@ def cmd_generate(args: argparse.Namespace) -> int:
     if args.n < 1:
         raise UsageError("--n must be at least 1")
     out = writable_folder(args.out, "--out")  # before drawing anything
-    benchmark, items = generated_set(args.benchmark, parse_params(args.param), args.n, args.seed)
+    params = parse_params(args.param)
+    benchmark, items = generated_set(args.benchmark, params, args.n, args.seed)
+    if args.format != "png":
+        return write_set(benchmark, items, spec_of(args.benchmark, params, args.n, args.seed), out, args.format)
     bar = ProgressBar(len(items), f"generate {benchmark.id}")
     try:
         write_generated(items, out, bar.update)
@@ -183,6 +211,12 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
+    if args.source != "jsonl":
+        return import_toolkit(args)
+    for option in ("benchmark", "model"):
+        if not getattr(args, option):
+            raise UsageError(f"import needs --{option} (or --from lmms-eval|vlmevalkit for a toolkit's output)")
+    args.mode = args.mode or "0-shot"
     Mode.parse(args.mode)
     perturb.check(args.perturbation)
     benchmark = get_benchmark(args.benchmark, data=args.data)
