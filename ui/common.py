@@ -142,6 +142,17 @@ def charge(request: gr.Request | None, requests: int) -> None:
     budget().take(who.session, who.client, requests)
 
 
+def spender(request: gr.Request | None, keys: dict[str, str]) -> Callable[[Backend], None]:
+    """A run's `spend`: each request sent on the server's keys taken from this visitor's budgets
+    as it goes out (an answer already cached costs nothing); BudgetExceeded refuses it."""
+
+    def spend(backend: Backend) -> None:
+        if paid_by_server(backend.model_id, keys):
+            charge(request, 1)
+
+    return spend
+
+
 def escape(text: str) -> str:
     """Model text for a Markdown component: every character shown as itself, nothing rendered
     (no HTML, no images, no links, no emphasis)."""

@@ -16,7 +16,16 @@ from probes.analysis.scoring import aggregate
 from probes.core.registry import benchmark_ids
 from probes.running.limits import current as limits
 from ui.choices import CheckboxGroup, Dropdown
-from ui.common import charge, escape, key_boxes, model_choices, session_keys, user_message, with_key_parameters
+from ui.common import (
+    escape,
+    key_boxes,
+    model_choices,
+    paid_by_server,
+    session_keys,
+    spender,
+    user_message,
+    with_key_parameters,
+)
 from ui.evaluate_runs import (
     MODES,
     PERTURBATIONS,
@@ -24,9 +33,8 @@ from ui.evaluate_runs import (
     EvalRun,
     build_plans,
     make_config,
-    server_paid_requests,
 )
-from ui.sessions import lease_off_loop, room_for
+from ui.sessions import lease_off_loop, room_for, run_store
 
 SUMMARY_HEADERS = ["benchmark", "model", "mode", "perturbation", "n", "accuracy %", "95% CI", "unparsed", "refused",
                    "ungraded", "errors", "mean latency s"]  # fmt: skip
@@ -167,18 +175,16 @@ async def _execute(
         # Building benchmarks and checking every plan reads files: off the event loop.
         plans = await asyncio.to_thread(build_plans, config, keys)
         await asyncio.to_thread(room_for, request, sum(len(plan.items) * len(plan.models) for plan in plans))
-        owed = server_paid_requests(plans, keys, config.charged)
         lease = await lease_off_loop(request)
-        try:
-            charge(request, sum(owed.values()))
-        except BaseException:
-            lease.release()
-            raise
     except Exception as exc:  # noqa: BLE001 - user_message logs what is not the visitor's mistake
         yield f"⚠ {escape(user_message(exc))}", gr.update(), gr.update()
         return
-    config = replace(config, charged=(*config.charged, *owed))
-    current = EvalRun(plans, lease.store)
+    # Each request sent on the server's keys is charged as it goes: answers already in this
+    # visitor's store, the Space's cache or a prepared demo cost nothing (a Resume included).
+    spend = spender(request, keys)
+    plans = [replace(plan, spend=spend) for plan in plans]
+    paid = {b.model_id for plan in plans for b in plan.models if paid_by_server(b.model_id, keys)}
+    current = EvalRun(plans, run_store(lease, paid))
     ACTIVE[session] = current
     current.start(deadline=limits().deadline)
     # The session's store is held until the run has ended, whoever is still watching: a run

@@ -25,7 +25,7 @@ from probes.core.types import Mode, Result
 from probes.running.limits import current as limits
 from probes.running.runner import Progress, RunPlan, Stop, preflight, run
 from probes.running.store import Store
-from ui.common import backend_for, paid_by_server, user_message
+from ui.common import backend_for, user_message
 from ui.items import benchmark_of
 from ui.sessions import shared_store
 
@@ -57,7 +57,6 @@ class EvalConfig:
     limit: int | None = None  # items per benchmark; None: all
     seed: int = 0
     concurrency: int | None = None  # per model; None: each provider's default
-    charged: tuple[str, ...] = ()  # models whose requests this configuration already paid for on server keys
 
 
 # --- configuration ------------------------------------------------------------------------
@@ -158,17 +157,6 @@ def build_plans(config: EvalConfig, keys: dict[str, str]) -> list[RunPlan]:
                     plans.append(plan)
                 limits().evaluation(sum(len(p.items) * len(p.models) for p in plans))
     return plans
-
-
-def server_paid_requests(plans: Sequence[RunPlan], keys: dict[str, str], already: Sequence[str]) -> dict[str, int]:
-    """Requests per model that the server's keys would pay for, leaving out models already paid
-    for (a Resume of the same configuration)."""
-    owed: Counter[str] = Counter()
-    for plan in plans:
-        for backend in plan.models:
-            if paid_by_server(backend.model_id, keys) and backend.model_id not in already:
-                owed[backend.model_id] += len(plan.items)
-    return dict(owed)
 
 
 # --- the run --------------------------------------------------------------------------------

@@ -31,18 +31,18 @@ from ui import probe_examples as examples
 from ui.choices import CheckboxGroup, Dropdown, Radio
 from ui.common import (
     backend_for,
-    charge,
     escape,
     key_boxes,
     model_choices,
     paid_by_server,
     session_keys,
+    spender,
     user_message,
     with_key_parameters,
 )
 from ui.probe_grid import CONDITIONS, DEFAULT_CONDITIONS, Cell, Sent, grid_html, prompts_html, sent_as
 from ui.probe_share import decode, encode, probe_config, replay
-from ui.sessions import Lease, lease_off_loop, reading, release_after, room_for
+from ui.sessions import Lease, cache_reading, lease_off_loop, release_after, room_for, run_store
 
 MAX_MODELS = 4
 MAX_IMAGES = 4  # image slots on the stage; an item with more shows the first four
@@ -265,8 +265,7 @@ async def probe(
             except Exception as exc:  # noqa: BLE001 - user_message logs what is not the visitor's mistake
                 refused[model] = user_message(exc)
         await asyncio.to_thread(room_for, request, len(backends) * len(names))
-        lease = await lease_off_loop(request)  # before charging: a Space too full to hold it costs nothing
-        charge(request, sum(paid_by_server(m, keys) for m in backends) * len(names))
+        lease = await lease_off_loop(request)
         # Drawn at once: the prompts' images become thumbnails and their pixels go.
         sent = await asyncio.to_thread(_sent, benchmark, item, names)
         prompts = await asyncio.to_thread(prompts_html, sent)
@@ -287,7 +286,12 @@ async def probe(
         lease.release()
         raise
     done: asyncio.Queue = asyncio.Queue()
-    store = lease.store
+    # Read through the Space's cache and the operator's store (a prepared demo): an answer already
+    # there is shown at once and costs nothing; each request sent on the server's keys is charged
+    # as it goes (`spend`), and what it buys is shared with the next visitor (not an upload's).
+    paid = [backends[m].model_id for m in backends if paid_by_server(m, keys)]
+    store = run_store(lease, paid, private=not benchmark.cache_images)
+    spend = spender(request, keys)
 
     async def ask_condition(name: str) -> None:
         """Every model under one condition: the API models in one run, so the item's images are
@@ -296,7 +300,8 @@ async def probe(
         no other pane waiting. Puts exactly one cell per model on `done`, whatever happens."""
         condition = CONDITIONS[name]
         plan_for = lambda chosen: RunPlan(benchmark, [item], [backends[m] for m in chosen], condition.mode,  # noqa: E731
-                                          condition.perturbation, probe_config(condition), origin=Origin.PROBE)  # fmt: skip
+                                          condition.perturbation, probe_config(condition), origin=Origin.PROBE,
+                                          spend=spend)  # fmt: skip
         ready = []
         for model in backends:
             try:
@@ -423,6 +428,15 @@ def _query(spec: item_choice.ItemSpec | None, models: Sequence[str], names: Sequ
 # --- a link that replays ------------------------------------------------------------------------
 
 
+def _replayed(cells: dict[tuple[str, str], Cell]) -> str:
+    """What a replay found, said as it is: nothing was sent, and what was not in the cache."""
+    missing = sum(1 for cell in cells.values() if cell.state == "missing")
+    if not missing:
+        return "Replayed from the cache: nothing was sent. Press Ask to ask again."
+    found = sum(1 for cell in cells.values() if cell.state == "done")
+    return f"Replayed {found} of {len(cells)} answers from the cache (nothing was sent); {missing} not in the cache: press Ask to ask them."
+
+
 def replay_link(request: gr.Request) -> list[Any]:
     """On page load: a `?probe=` address puts its item on the stage, its models and conditions
     in their boxes, and its answers in the grid, from the cache; nothing is sent. Without one, a
@@ -437,10 +451,10 @@ def replay_link(request: gr.Request) -> list[Any]:
         return unchanged
     try:
         spec, models, names = decode(limits().text("link", value))
-        stage = _stage(spec, _status("Replayed from the cache: nothing was sent. Press Ask to ask again."))
         benchmark, item = item_choice.resolve(spec)
-        with reading(request) as stores:
-            cells = replay(spec, models, names, stores)
+        with cache_reading(request) as reader:
+            cells = replay(spec, models, names, reader)
+        stage = _stage(spec, _status(_replayed(cells)))
         boxes = [gr.update(value=models[i] if i < len(models) else None) for i in range(MAX_MODELS)]
         sent = _sent(benchmark, item, names)
         return [*stage, *boxes, gr.update(value=names), grid_html(item, models, names, cells, sent),

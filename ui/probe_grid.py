@@ -36,6 +36,12 @@ CONDITIONS: dict[str, Condition] = {
 }
 DEFAULT_CONDITIONS = ("as asked",)
 THUMBNAIL = 160  # px, the longer side of a prompt's image in the prompt panel
+# Where a cached answer was found beyond the visitor's own store (probes/running/store_chain.py).
+CACHED_FROM = {
+    "demo": " · from the demo's cache",
+    "shared": " · from this Space's cache",
+    "link": " · kept with the link",
+}
 
 
 @dataclass
@@ -99,7 +105,7 @@ def _cell_html(item: Item, cell: Cell) -> str:
     verdict = {True: ("right", "✓"), False: ("wrong", "✗"), None: ("ungraded", "–")}[result.correct]
     answer = shown_answer(item, result.parsed) if result.status is Status.ANSWERED else result.status.value
     latency = "" if result.latency is None else f"{result.latency:.2f} s"
-    cached = " · cached" if result.cached else ""
+    cached = CACHED_FROM.get(result.cached_from or "", " · cached" if result.cached else "")
     reply = html.escape(result.reply or "")
     why = f'<small class="why">{html.escape(result.ungraded)}</small>' if result.ungraded else ""
     return (

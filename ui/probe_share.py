@@ -22,7 +22,7 @@ from probes.reading.grading import grade_reply
 from probes.running import answerers
 from probes.running.limits import current as limits
 from probes.running.runner import cache_key
-from probes.running.store import Store
+from probes.running.store_chain import SERVED_FROM, CacheReader
 from ui.common import catalogue_ids, endpoints
 from ui.items import ItemSpec, resolve
 from ui.probe_grid import CONDITIONS, Cell
@@ -77,9 +77,10 @@ def decode(value: str) -> tuple[ItemSpec, list[str], list[str]]:
 
 
 def replay(
-    spec: ItemSpec, models: Sequence[str], conditions: Sequence[str], stores: Sequence[Store]
+    spec: ItemSpec, models: Sequence[str], conditions: Sequence[str], reader: CacheReader
 ) -> dict[tuple[str, str], Cell]:
-    """Each cell from the cache of `stores`, graded as a run would grade it; nothing is sent."""
+    """Each cell from the cache `reader` reads (as a run would read it), graded as a run would
+    grade it; nothing is sent."""
     benchmark, item = resolve(spec)
     cells: dict[tuple[str, str], Cell] = {}
     for name in conditions:
@@ -102,12 +103,12 @@ def replay(
                 cells[(model, name)] = Cell("failed", message=str(exc))
                 continue
             key = cache_key(answerer, config, prompt, asked.possible_answers())
-            cached = next((found for store in stores if (found := store.cached(key)) is not None), None)
+            cached = reader.cached(key)
             if cached is None:
                 cells[(model, name)] = Cell("missing", message="press Ask to send it")
                 continue
             ref = ItemRef.of(asked, Origin.PROBE)
             result = grade_reply(benchmark, asked, cached.text, model, condition, ref, latency=cached.latency,
-                                 cached=True)  # fmt: skip
+                                 cached=True, cached_from=cached.raw.get(SERVED_FROM))  # fmt: skip
             cells[(model, name)] = Cell("done", result)
     return cells

@@ -21,7 +21,8 @@ import gradio as gr
 from probes.core.errors import LimitExceeded
 from probes.running.budget import Budget
 from probes.running.limits import current as limits
-from probes.running.store import Store
+from probes.running.store import Store, default_path
+from probes.running.store_chain import CacheReader, StoreChain
 from ui import identity
 from ui.session_stores import SESSION_DIR as SESSION_DIR  # where tests and the bench look
 from ui.session_stores import Lease, SessionStore, SessionStores
@@ -57,6 +58,39 @@ def client_address(forwarded: str, peer: str, trusted_proxies: int) -> str:
 def shared_store() -> Store:
     """The operator's store (thread-safe), under $PROBE_HOME."""
     return Store()
+
+
+@functools.cache
+def shared_cache() -> Store:
+    """A public Space's shared cache: replies bought with its own keys, for every visitor (no
+    result rows: see probes/running/store_chain.py), beside the operator's store."""
+    return Store(default_path().with_name("shared-cache.sqlite"))
+
+
+def run_store(lease: Lease, paid: Iterable[str] = (), private: bool = False) -> Store | StoreChain:
+    """Where a run reads cached replies and writes its results: locally the operator's store; in
+    public mode the visitor's own store, read through the shared cache and the operator's
+    (a prepared demo), and the replies `paid` for with the Space's keys shared (unless `private`:
+    an upload's)."""
+    if not limits().public:
+        return lease.store
+    return StoreChain(lease.store, shared_cache(), shared_store(), paid=frozenset(paid), private=private)
+
+
+@contextmanager
+def cache_reading(request: gr.Request | None) -> Iterator[CacheReader]:
+    """Where a replay looks answers up, in the order a run reads them (the visitor's own store,
+    the shared cache, the operator's), for the length of the block."""
+    if not limits().public:
+        yield CacheReader([(None, shared_store())])
+        return
+    own = SESSIONS.lease(visitor(request).session, create=False)
+    try:
+        mine = [(None, own.store)] if own is not None else []
+        yield CacheReader([*mine, ("shared", shared_cache()), ("demo", shared_store())])
+    finally:
+        if own is not None:
+            own.release()
 
 
 SESSIONS = SessionStores()

@@ -263,6 +263,9 @@ class Result:
     groups: Mapping[str, str] = field(default_factory=dict)
     item_ref: ItemRef | None = None
     cached: bool = False
+    # Where a cached reply was found beyond the answerer's own store ("demo": a demo prepared by
+    # the operator, "shared": a public Space's shared cache, "link": kept for a shared link).
+    cached_from: str | None = None
     created_at: float | None = None
 
     @property

@@ -36,7 +36,7 @@ from probes.asking import perturb
 from probes.asking.prompting import Prompt, assemble_prompt
 from probes.baselines.base import ask
 from probes.core.benchmark import Benchmark
-from probes.core.errors import ProbeError, RunError
+from probes.core.errors import LimitExceeded, ProbeError, RunError
 from probes.core.types import Condition, ImageSource, Item, ItemRef, Mode, Origin, Result
 from probes.reading.grading import error_result, grade_reply
 from probes.running.control import Progress, Stop, until_done_or_stopped
@@ -46,6 +46,7 @@ from probes.running.group_commit import GroupCommit
 from probes.running.image_cache import ImageCache
 from probes.running.image_parts import ImageParts
 from probes.running.store import Store
+from probes.running.store_chain import SERVED_FROM
 
 FIRST_CHUNK_MAX = 16  # items the feeder looks up before the first requests can go out
 CHUNK = 64  # items per look-up (and per transaction of cache hits) after that
@@ -65,6 +66,10 @@ class RunPlan:
     config: GenerateConfig = field(default_factory=GenerateConfig)
     concurrency: int | None = None  # per model; None: each backend's default
     origin: Origin = Origin.RUN  # an evaluation run, or one probe on the Probe tab
+    # Called just before a request is sent (never for a cached answer): a public Space charges
+    # its budgets on the server's keys here, so answers it already has cost nothing. Raising
+    # LimitExceeded refuses that request: the item ends as an error saying why.
+    spend: Callable[[Backend], None] | None = None
 
     @property
     def condition(self) -> Condition:
@@ -252,6 +257,11 @@ class Runner:
                 return await self._in_thread(self._fail, backend, job, ItemRef.of(job, plan.origin), message)
             if prepared.result is not None:
                 return prepared.result
+        if plan.spend is not None:
+            try:
+                plan.spend(backend)
+            except LimitExceeded as exc:  # over budget: this request is not sent
+                return await self._in_thread(self._fail, backend, prepared.item, prepared.ref, str(exc), prepared)
         try:
             output = await ask(backend, prepared.item, prepared.prompt, plan.config)
         except BackendError as exc:
@@ -307,6 +317,7 @@ class Runner:
             prompt_hash=prepared.prompt.hash,
             cache_key=prepared.cache_key,
             cached=not fresh,
+            cached_from=None if fresh else (output.raw or {}).get(SERVED_FROM),
         )
         if save:
             self._commits.save([(result, output if fresh else None, backend.endpoint if fresh else "")])

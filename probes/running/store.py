@@ -403,6 +403,20 @@ class Store:
             if image_hashes:
                 self._db.executemany("INSERT OR REPLACE INTO image_hashes VALUES (?, ?)", image_hashes.items())
 
+    def record_responses(self, entries: Sequence[tuple[str, str, str, Output]]) -> None:
+        """Keep replies as a cache only, with no result rows: (cache key, model, endpoint, output)
+        each (the shared cache of a public Space: answers bought with its keys, for any visitor)."""
+        if not entries:
+            return
+        now = time.time()
+        rows = [
+            (key, model, endpoint, output.text, output.latency, output.usage.input_tokens, output.usage.output_tokens,
+             json.dumps(output.raw, default=str), now)
+            for key, model, endpoint, output in entries
+        ]  # fmt: skip
+        with self._transaction():
+            self._db.executemany("INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+
     def results(
         self,
         benchmark: str | None = None,

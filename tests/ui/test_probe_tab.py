@@ -213,6 +213,9 @@ def test_upload_with_own_question_and_answer(serve, page, tmp_path):
     upload(page, tmp_path, [shapes_image("circle")], "Is there a red circle? Answer yes or no.")
     page.get_by_label("Answer: option text or letter (optional)").fill("yes")
     page.click("#probe-use-upload")
+    # The stage takes the answer when that event has run: wait for it, not for a fixed time.
+    page.get_by_role("button", name="Right answer").click()
+    expect(page.locator("#probe-item-answer")).to_contain_text("Yes")
     page.click("#probe-ask")
     expect(page.locator("#probe-grid")).to_contain_text("Right answer as asked: Yes")
 

@@ -144,14 +144,14 @@ def test_a_long_text_is_refused_without_being_echoed(public):
 def test_ten_fresh_sessions_send_at_most_the_global_budget(public):
     with FakeOpenAIServer(responder=lambda body: "No") as server:
         url, _ = public(PROBE_GLOBAL_BUDGET="6", OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY="sk-server-public")
-        statuses = []
+        grids = []
         for session in range(10):
             visitor = Client(url, verbose=False)
             visitor.predict("blind/touching-circles", "", session, api_name="/generate_stimulus")
             answer = visitor.predict("openai/gpt-4o", None, None, None, ["as asked"], "", "", api_name="/probe")
-            statuses.append(answer[0])
+            grids.append(answer[1])  # a request refused by the budget fails its own cell, saying why
         assert server.request_count == 6
-    assert sum("budget" in s for s in statuses) == 4 and all("paste your own key" in s for s in statuses if "budget" in s)
+    assert sum("budget" in g for g in grids) == 4 and all("paste your own key" in g for g in grids if "budget" in g)
 
 
 def test_a_budget_that_does_not_parse_stops_the_app(serve):

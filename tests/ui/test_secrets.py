@@ -148,6 +148,7 @@ def test_keys_never_leak_in_public_mode(serve, tmp_path, capfd, monkeypatch):
         # Evaluations: errors on both keys go to the visitor's session store; then the budget refuses.
         for key, seed in ((TYPED_KEY, 1), ("", 2), ("", 3)):
             shown += texts(call(visitor, "/run_eval", models=["openai/gpt-4o"], limit=2, seed=seed, openai_key=key)[:1])
+        generate(visitor, 7)  # an item not asked yet: an answer already cached would cost nothing
         budget = warning(ask(visitor, ["openai/gpt-4o-mini"]))
         assert "budget" in budget  # the premise: the budget's own message is among those checked
         # Every bound's refusal, with the keys in play.
