@@ -26,6 +26,9 @@ uniformly among the options or, for short answers, among answers of the item's o
 from __future__ import annotations
 
 import hashlib
+import os
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -34,7 +37,8 @@ from probes.core.benchmark import Benchmark
 from probes.core.errors import BenchmarkError
 from probes.core.registry import register_prefix
 from probes.core.types import AnswerKind, ImageSource, Item, option_labels
-from probes.files.images import ImageRejected, check_image_file, file_source, load_image
+from probes.files.image_reading import identity_of
+from probes.files.images import ImageInfo, ImageRejected, check_image_file, file_source, load_image
 from probes.files.jsonl import MAX_OPTION_CHARS, MAX_QUESTION_CHARS, is_text, problems, read_objects, too_long
 
 _KINDS = {k.value: k for k in AnswerKind if k not in (AnswerKind.CHOICE, AnswerKind.WORDS)}
@@ -204,9 +208,11 @@ class UploadSet(Benchmark):
 
     @classmethod
     def from_files(cls, paths: Sequence[Path], question: str, options: Sequence[str], answer: str) -> UploadSet:
-        """Checks every file (type, size, pixel count) before anything decodes it, then decodes
-        it: uploads are few and a visitor is waiting, so a damaged file is named now, not when a
-        model is asked. `notes` then says what the visitor should know (animated, tiny)."""
+        """Checks every file (type, size, pixel count, structure) before anything decodes it,
+        then decodes it, both in a worker process within bounds (`probes.files.decoding`):
+        uploads are few and a visitor is waiting, so a damaged file is named now, not when a
+        model is asked. A file done so before is not done again. `notes` then says what the
+        visitor should know (animated, tiny)."""
         if not paths:
             raise FolderError("upload at least one image")
         for label, text in (("question", question), ("answer", answer), *(("option", o) for o in options)):
@@ -215,9 +221,7 @@ class UploadSet(Benchmark):
         sources, notes = [], []
         for path in map(Path, paths):
             try:
-                info = check_image_file(path)
-                load_image(path)
-                content = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+                info, content = _validated.upload(path)
             except ImageRejected as exc:
                 raise FolderError(f"image {exc}") from None
             except OSError as exc:  # removed or made unreadable between the check and the read
@@ -240,6 +244,41 @@ class UploadSet(Benchmark):
 
     def load_items(self) -> list[Item]:
         return [self._item]
+
+
+class _ValidatedUploads:
+    """Uploads checked and decoded once in this process, by their identity on disk (inode, size,
+    modification and change times), with their content hash. Every event that uses the stage's
+    item builds its upload again (`from_files`), some on the server's event loop: a file seen
+    before costs a stat there, not a decode in a worker and a hash of its bytes. A bounded map,
+    most recently used kept; a file written again has a new identity and is decoded again."""
+
+    def __init__(self, kept: int):
+        self._kept = kept
+        self._seen: OrderedDict[tuple, tuple[ImageInfo, str]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def upload(self, path: Path) -> tuple[ImageInfo, str]:
+        try:
+            key: tuple | None = (os.fspath(path), *identity_of(path.stat()))
+        except (OSError, ValueError):  # not there, a NUL byte ...: the check names what is wrong
+            key = None
+        with self._lock:
+            if key in self._seen:
+                self._seen.move_to_end(key)
+                return self._seen[key]
+        info = check_image_file(path)
+        load_image(path)  # a damaged file is named now, while the visitor is there to hear it
+        content = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+        if key is not None:
+            with self._lock:
+                self._seen[key] = (info, content)
+                while len(self._seen) > self._kept:
+                    self._seen.popitem(last=False)
+        return info, content
+
+
+_validated = _ValidatedUploads(1024)
 
 
 def _option_index(answer: Any, options: Sequence[str]) -> int:
