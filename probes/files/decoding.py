@@ -54,8 +54,10 @@ _MAX_SHOWN = 500  # characters of a worker's message shown to a user
 _PIPE_BYTES = 1 << 20  # the pipe's capacity when Linux lets us widen it: fewer reads for pixels
 STARTUP_SECONDS = 120.0  # a worker's imports, on a loaded 2-core machine
 POOL_SIZE = max(2, min(4, os.cpu_count() or 2))
-# Decoding is batch work: a visitor's page requests come first when the CPU is contended.
-_NICENESS = 10
+# Decoding is batch work: a visitor's page requests come first when the CPU is contended. Not
+# lower: at 5 a worker still gets about a quarter of a core the server keeps busy, so the
+# largest image allowed (about 3 s of processor time) is read well within the wall-clock bound.
+_NICENESS = 5
 
 
 @dataclass(frozen=True)
