@@ -3,11 +3,11 @@ time, processor time and memory.
 
 Why a process: a decoder meeting a hostile file can run for minutes (issue 22: 319 s of
 processor time for one progressive JPEG) and, in the server's own process, holds the GIL for
-much of it, so other visitors' pages wait. A worker has an interpreter of its own, runs at a
-lower priority than the server, and can be stopped: when a file passes a bound the worker is
-killed (SIGKILL), never waited on, and the caller gets one line saying which bound. The
-structural bounds (`image_structure.py`) refuse the known bombs in milliseconds before any
-decoder runs; these bounds catch whatever else a decoder can be made to do.
+much of it, so other visitors' pages wait. A worker has an interpreter of its own and can be
+stopped: when a file passes a bound the worker is killed (SIGKILL), never waited on, and the
+caller gets one line saying which bound. The structural bounds (`image_structure.py`) refuse
+the known bombs in milliseconds before any decoder runs; these bounds catch whatever else a
+decoder can be made to do.
 
 - wall-clock: the parent stops waiting at the deadline and kills the worker;
 - processor time: RLIMIT_CPU in the worker, set before each file to what it has used plus the
@@ -54,17 +54,14 @@ _MAX_SHOWN = 500  # characters of a worker's message shown to a user
 _PIPE_BYTES = 1 << 20  # the pipe's capacity when Linux lets us widen it: fewer reads for pixels
 STARTUP_SECONDS = 120.0  # a worker's imports, on a loaded 2-core machine
 POOL_SIZE = max(2, min(4, os.cpu_count() or 2))
-# Decoding is batch work: a visitor's page requests come first when the CPU is contended. Not
-# lower: at 5 a worker still gets about a quarter of a core the server keeps busy, so the
-# largest image allowed (about 3 s of processor time) is read well within the wall-clock bound.
-_NICENESS = 5
 
 
 @dataclass(frozen=True)
 class Bounds:
     """What one file may cost a worker. The defaults are far above what any image within the
     pixel bound needs (a 40 MP PNG decodes in about a second here, a 40 MP progressive JPEG of
-    100 scans in about 3 s, its peak about 600 MB) and far below what stalls a server."""
+    100 scans in about 3 s; a 40 MP RGBA PNG peaks at 700 MB of address space) and far below
+    what stalls a server."""
 
     wall_seconds: float = 30.0
     cpu_seconds: int = 20
@@ -364,9 +361,11 @@ def _limit_cpu(seconds: int) -> None:
 def child_main(memory_bytes: int) -> None:
     import resource
 
+    # Not given a lower priority: at nice 5, on a 2-core machine at a load average of 8, a 40 MP
+    # progressive JPEG within every bound (2.5 s of processor time alone) was not read within
+    # the 30 s wall-clock bound; a normal image must not fail because others keep the machine
+    # busy. The processor-time bound is what keeps one file from holding a core for long.
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the parent, which then ends us
-    with contextlib.suppress(OSError):
-        os.nice(_NICENESS)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # a worker ended by a bound leaves no core file
     _, hard = resource.getrlimit(resource.RLIMIT_AS)
     limit = memory_bytes if hard == resource.RLIM_INFINITY else min(memory_bytes, hard)
@@ -406,7 +405,7 @@ def child_main(memory_bytes: int) -> None:
                 if done:
                     break
             replies.flush()
-            del image, read, encoder
+            del image, read, encoder  # an idle worker holds no image (tested)
 
 
 if __name__ == "__main__":

@@ -298,3 +298,15 @@ def test_no_worker_is_left_burning_after_the_bombs_are_refused(tmp_path):
     assert {child.pid for child in children if "probes.files.decoding" in " ".join(child.cmdline())} == {
         worker.pid for worker in workers
     }
+
+
+def test_an_idle_worker_lets_go_of_the_largest_image_it_decoded(pools, tmp_path):
+    path = tmp_path / "translucent.png"
+    Image.new("RGBA", (6000, 6000), (10, 200, 30, 128)).save(path, compress_level=1)
+    pool = pools(size=1)
+    assert _read(pool, path).image.size == (6000, 6000)  # 36 MP with alpha: over 400 MB while decoding
+    worker = psutil.Process(pool.workers()[0])
+    give_up = time.monotonic() + 60
+    while worker.memory_info().rss > 100 * 2**20 and time.monotonic() < give_up:
+        time.sleep(0.05)
+    assert worker.memory_info().rss < 100 * 2**20, worker.memory_info()

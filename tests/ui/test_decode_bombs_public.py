@@ -5,16 +5,15 @@ under the 20 MB upload bound); each is refused with one line naming its bound, w
 visitor's page and stimulus requests keep being answered about as fast as when the app is idle,
 and no decoding worker is left burning a core afterwards.
 
-Before the bounds, the same files took the app 18 s to 284 s each (accepted in the end) and the
-other visitor's page waited up to 40 times as long as idle. The app runs in a process of its own
-(`python app.py`, public mode, 127.0.0.1), so its time is not the test runner's.
+Before the bounds, the same files took the app 24 s to 292 s each (accepted in the end), and
+the other visitor's pages waited up to 6.4 s (75 times the idle p95). The app runs in a process
+of its own (`python app.py`, public mode, 127.0.0.1), so its time is not the test runner's.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import statistics
 import threading
 import time
 import urllib.request
@@ -29,11 +28,13 @@ from tests.ui.attacker import AppProcess, call, generate, has_image, warning
 
 PUBLIC_UPLOAD_BYTES = 20 * 2**20
 IDLE_SAMPLES = 10
-# The other visitor's p95 latency may be 3 times its idle p95, or this, whichever is more: on
-# a loaded 2-core machine Gradio's own handling of a 10 MB upload (not our decoding) delays a
-# page by a few hundred milliseconds. Before the bounds, pages waited seconds (22.8 s at a
-# stretch in issue 22's measurement); 1.5 s still tells the two apart.
-FLOOR_SECONDS = 1.5
+# No request of the other visitor during the attack may take more than 3 times the slowest of
+# its idle ones, or this, whichever is more. The maximum, not a percentile: a frozen server
+# shows as a few requests stuck for seconds among many fast ones (before the bounds, with these
+# files, the p95 of pages stayed near 1 s while single pages waited 6.4 s; issue 22 saw 22.8 s).
+# The floor: on a loaded 2-core machine Gradio's own handling of a 10 MB upload (not decoding)
+# delays a page by a few hundred milliseconds, and a busy CI box adds its own pauses.
+FLOOR_SECONDS = 2.0
 ROUNDS = 2  # each bomb uploaded twice: the second time meets a reused worker
 REFUSAL_CEILING = 60.0  # seconds one upload and its refusal may take on a loaded machine (a bomb took minutes)
 WORKER_CPU_CEILING = 10.0  # seconds of CPU all the decoding workers may spend on every bomb together
@@ -52,10 +53,6 @@ def _stimulus(client: Client, seed: int) -> float:
     outputs = generate(client, seed)
     assert has_image(outputs) and not warning(outputs), warning(outputs)
     return time.monotonic() - started
-
-
-def _p95(samples: list[float]) -> float:
-    return statistics.quantiles(samples, n=20, method="inclusive")[-1]
 
 
 def _decoders(app: AppProcess) -> dict[int, float]:
@@ -127,8 +124,8 @@ def test_upload_bombs_are_refused_while_another_visitor_is_served(tmp_path, bomb
 
         assert len(pages) >= 3, "the attack ended before the other visitor could be measured"
         for what, idle, during in (("page", idle_pages, pages), ("stimulus", idle_stimuli, stimuli)):
-            bound = max(3 * _p95(idle), FLOOR_SECONDS)
-            assert _p95(during) <= bound, (what, f"idle p95 {_p95(idle):.3f} s", f"during {sorted(during)}")
+            bound = max(3 * max(idle), FLOOR_SECONDS)
+            assert max(during) <= bound, (what, f"idle {sorted(idle)}", f"during {sorted(during)}")
 
         # The work done: the decoders spent little on all the bombs, and none is burning now.
         after = _decoders(app)
