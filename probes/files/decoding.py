@@ -46,7 +46,7 @@ from typing import IO, Any
 
 from PIL import Image
 
-from probes.files.image_reading import Read, Refused, read_image
+from probes.files.image_reading import Read, Refused, read_image, reason
 
 _LENGTH = struct.Struct(">I")
 _MAX_MESSAGE = 64 * 1024  # a reply's JSON part: a few fields and a one-line message
@@ -86,8 +86,8 @@ class DecodingPool:
         self.size = size
         self.stopped = 0  # files whose worker was killed at a bound (tests and benches read it)
         self._idle: list[_Worker] = []
-        self._all: set[_Worker] = set()
-        self._live = 0
+        self._all: set[_Worker] = set()  # started and not ended: idle or at work
+        self._starting = 0
         self._changed = threading.Condition()
         self._pid = os.getpid()
 
@@ -107,48 +107,48 @@ class DecodingPool:
             return [worker.process.pid for worker in self._all if worker.process.poll() is None]
 
     def close(self) -> None:
-        """End every worker (idle ones at once; one busy is killed too: nothing waits on it)."""
+        """End every worker (idle ones, and one at work too: nothing waits on it). The pool
+        starts new ones if asked again."""
         with self._changed:
-            workers, self._idle = list(self._all), []
+            workers, self._all, self._idle = list(self._all), set(), []
+            self._changed.notify_all()
         for worker in workers:
             worker.kill()
 
     def _take(self) -> _Worker:
         with self._changed:
             if os.getpid() != self._pid:  # a forked copy of the server: its workers are not ours
-                self._idle, self._all, self._live, self._pid = [], set(), 0, os.getpid()
+                self._idle, self._all, self._starting, self._pid = [], set(), 0, os.getpid()
             while True:
                 while self._idle:
                     worker = self._idle.pop()
                     if worker.process.poll() is None:
                         return worker
                     self._all.discard(worker)  # ended while idle (killed from outside): replaced
-                    self._live -= 1
-                if self._live < self.size:
+                if len(self._all) + self._starting < self.size:
                     break
                 self._changed.wait()
-            self._live += 1
+            self._starting += 1
+        worker = None
         try:
             worker = _Worker(self.bounds.memory_bytes)
-        except BaseException:
+            return worker
+        finally:
             with self._changed:
-                self._live -= 1
+                self._starting -= 1
+                if worker is not None:
+                    self._all.add(worker)
                 self._changed.notify()
-            raise
-        with self._changed:
-            self._all.add(worker)
-        return worker
 
     def _put_back(self, worker: _Worker) -> None:
         if not worker.usable:
             worker.kill()  # already ended when a bound stopped it; a retired one ends here
         with self._changed:
-            if worker.usable:
+            if worker.usable and worker in self._all:
                 self._idle.append(worker)
             else:
                 self.stopped += worker.stopped_at_bound
                 self._all.discard(worker)
-                self._live -= 1
             self._changed.notify()
 
 
@@ -175,7 +175,7 @@ class _Worker:
             fcntl.fcntl(self._replies.fileno(), fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
         try:
             ready = self._message(time.monotonic() + STARTUP_SECONDS)
-        except (EOFError, TimeoutError, ValueError):
+        except (EOFError, OSError, ValueError):  # OSError: TimeoutError among them
             ready = None
         if ready != {"ready": True}:
             self.kill()
@@ -199,7 +199,7 @@ class _Worker:
         except TimeoutError:
             self._stop()
             raise Refused(bounds.over_time()) from None
-        except (EOFError, BrokenPipeError, ConnectionError):
+        except (EOFError, OSError):  # the worker ended (or its pipe broke) before answering
             code = self.kill()
             if code == -signal.SIGXCPU:
                 self.stopped_at_bound = True
@@ -389,6 +389,9 @@ def child_main(memory_bytes: int) -> None:
         except MemoryError:
             # What the allocation that failed left behind is not worth trusting: retire.
             _send(replies, {"refused": "memory", "over": "memory", "retire": True})
+            continue
+        except Exception as exc:  # noqa: BLE001 - a bug met on odd bytes: that file's refusal, then retire
+            _send(replies, {"refused": f"cannot be read as an image ({reason(exc)})", "retire": True})
             continue
         image = read.image
         reply = {"width": read.width, "height": read.height, "frames": read.frames, "identity": list(read.identity)}
