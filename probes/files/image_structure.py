@@ -37,6 +37,9 @@ MAX_JPEG_SCANS = 100
 # JPEG marker segments in all (APPn, tables, scans ...): cameras write a few dozen; a
 # progressive file adds a table or two per scan. Pillow reads those before the first scan in Python.
 MAX_JPEG_SEGMENTS = 1_000
+# Bytes between JPEG segments that belong to none: encoders write none; Pillow skips them one
+# at a time in Python (20 MB of them took it over a second per look).
+MAX_JPEG_STRAY_BYTES = 1 << 20
 # GIF blocks (frames and extensions, and stray bytes between them, which Pillow skips one at a
 # time in Python): a frame is two or three (its graphic control extension, the image).
 MAX_GIF_BLOCKS = 4 * MAX_FRAMES
@@ -120,10 +123,16 @@ def _png(data: bytes) -> None:
 
 
 def _jpeg(data: bytes) -> None:
-    position, segments, scans = 2, 0, 0
+    position, segments, scans, stray = 2, 0, 0, 0
     while position + 2 <= len(data):
-        if data[position] != 0xFF:
-            return  # not a marker where one belongs: the decoder names the damage
+        if data[position] != 0xFF:  # not a marker where one belongs: skipped to the next, as Pillow does
+            following = data.find(b"\xff", position)
+            if following < 0:
+                return
+            stray += following - position
+            _over(stray, MAX_JPEG_STRAY_BYTES, "stray bytes between JPEG segments")
+            position = following
+            continue
         marker = data[position + 1]
         if marker == 0xFF:  # fill bytes before a marker, skipped at C speed
             position = _JPEG_FILL.match(data, position).end() - 1

@@ -130,6 +130,20 @@ def jpeg_scans(side: int = 4000, scans: int = 2_000) -> Callable[[Path], None]:
     return write
 
 
+def jpeg_stray_bytes(count: int = 20 * 2**20 - 4096) -> Callable[[Path], None]:
+    """A small JPEG with `count` zero bytes between its first segment and the next: Pillow skips
+    such bytes one at a time in Python."""
+
+    def write(path: Path) -> None:
+        buffer = io.BytesIO()
+        Image.new("RGB", (64, 64), "red").save(buffer, "JPEG")
+        data = buffer.getvalue()
+        first = 4 + struct.unpack(">H", data[4:6])[0]  # after SOI and the APP0 segment
+        path.write_bytes(data[:first] + b"\x00" * count + data[first:])
+
+    return write
+
+
 def webp_frames(frames: int = 2_000) -> Callable[[Path], None]:
     """An animated WEBP of `frames` 1 x 1 frames (Pillow's own encoder, frame after frame)."""
 
@@ -173,6 +187,8 @@ MORE_BOMBS = [
          r"more than 1,000,000 GIF data sub-blocks"),
     Bomb("TIFF whose third directory points back to its second", "loop.tiff", tiff_chain(3, loop_to=1),
          r"its image directories \(TIFF IFDs\) loop back on themselves"),
+    Bomb("JPEG with 20 MB of stray bytes between segments", "stray.jpg", jpeg_stray_bytes(),
+         r"more than 1,048,576 stray bytes between JPEG segments"),
     Bomb("animated WEBP of 2,000 frames", "frames.webp", webp_frames(2_000),
          r"more than 1,000 frames \(animated WEBP\); at most 1,000 are read from one image"),
 ]  # fmt: skip
