@@ -3,9 +3,11 @@
 photos (noise, the worst case for the decoders) as PNG, JPEG and progressive JPEG.
 
 For each file: the in-process time (`image_reading.read_image`, what `load_image` did before),
-the worker's (a warm worker: started once, reused), their difference, and the caller's own
-processor time per read (what the server's process spends, GIL held or not). Medians and
-minimums over --reps reads, interleaved.
+the worker's (a warm worker: started once, reused), their difference; the caller's own
+processor time per read (what the server's process spends, GIL held or not); and the processor
+time of a read in all, caller and worker together, beside the in-process read's (less at the
+mercy of a busy machine than wall-clock time). Medians and minimums over --reps reads,
+interleaved.
 
 Run from the repository root:  python -m bench.decoding [--reps 15]
 """
@@ -19,6 +21,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import psutil
 from PIL import Image
 
 from probes.files.decoding import DecodingPool
@@ -41,10 +44,21 @@ def _write(folder: Path, size: tuple[int, int], kind: str, options: dict) -> Pat
     return path
 
 
-def _timed(read, path: Path, limits: dict) -> tuple[float, float]:
+def _worker_cpu(pool: DecodingPool) -> float:
+    return sum(sum(psutil.Process(pid).cpu_times()[:2]) for pid in pool.workers())
+
+
+def _timed(read, path: Path, limits: dict, pool: DecodingPool | None = None) -> tuple[float, float, float]:
+    """Wall-clock, the caller's processor time, and processor time in all (the worker's too)."""
+    worker = _worker_cpu(pool) if pool else 0.0
     wall, cpu = time.perf_counter(), time.process_time()
     read(path, **limits)
-    return time.perf_counter() - wall, time.process_time() - cpu
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    return wall, cpu, cpu + (_worker_cpu(pool) - worker if pool else 0.0)
+
+
+def _ms(values) -> str:
+    return f"{statistics.median(values) * 1000:.0f}"
 
 
 def main() -> None:
@@ -55,24 +69,23 @@ def main() -> None:
     limits = {"verify": True, "decode": True, "max_pixels": MAX_PIXELS, "max_bytes": MAX_FILE_BYTES}
     try:
         with tempfile.TemporaryDirectory() as folder:
-            print(
-                "| file | in process (median / min) | worker (median / min) | added (median) | caller CPU in process / worker |"
-            )
-            print("| --- | --- | --- | --- | --- |")
+            print("| file | in process (median / min) | worker (median / min) | added (median) "
+                  "| caller's CPU: in process / worker | CPU in all: in process / worker |")  # fmt: skip
+            print("| --- | --- | --- | --- | --- | --- |")
             for name, size, kind, options in FILES:
                 path = _write(Path(folder), size, kind, options)
                 pool.read(path, **limits)  # the worker started and warm
                 here, there = [], []
                 for _ in range(args.reps):
                     here.append(_timed(read_image, path, limits))
-                    there.append(_timed(pool.read, path, limits))
-                local = statistics.median(w for w, _ in here)
-                remote = statistics.median(w for w, _ in there)
+                    there.append(_timed(pool.read, path, limits, pool))
+                local, remote = (statistics.median(w for w, _, _ in runs) for runs in (here, there))
                 print(
-                    f"| {name} | {local * 1000:.0f} / {min(w for w, _ in here) * 1000:.0f} ms "
-                    f"| {remote * 1000:.0f} / {min(w for w, _ in there) * 1000:.0f} ms "
+                    f"| {name} | {_ms(w for w, _, _ in here)} / {min(w for w, _, _ in here) * 1000:.0f} ms "
+                    f"| {_ms(w for w, _, _ in there)} / {min(w for w, _, _ in there) * 1000:.0f} ms "
                     f"| {(remote - local) * 1000:+.0f} ms "
-                    f"| {statistics.median(c for _, c in here) * 1000:.0f} / {statistics.median(c for _, c in there) * 1000:.0f} ms |"
+                    f"| {_ms(c for _, c, _ in here)} / {_ms(c for _, c, _ in there)} ms "
+                    f"| {_ms(t for _, _, t in here)} / {_ms(t for _, _, t in there)} ms |"
                 )
     finally:
         pool.close()
