@@ -26,9 +26,6 @@ uniformly among the options or, for short answers, among answers of the item's o
 from __future__ import annotations
 
 import hashlib
-import os
-import threading
-from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -37,7 +34,7 @@ from probes.core.benchmark import Benchmark
 from probes.core.errors import BenchmarkError
 from probes.core.registry import register_prefix
 from probes.core.types import AnswerKind, ImageSource, Item, option_labels
-from probes.files.image_reading import identity_of
+from probes.files.file_identity import ByIdentity, identity_of
 from probes.files.images import ImageInfo, ImageRejected, check_image_file, file_source, load_image
 from probes.files.jsonl import MAX_OPTION_CHARS, MAX_QUESTION_CHARS, is_text, problems, read_objects, too_long
 
@@ -221,7 +218,7 @@ class UploadSet(Benchmark):
         sources, notes = [], []
         for path in map(Path, paths):
             try:
-                info, content = _validated.upload(path)
+                info, content = _validated_upload(path)
             except ImageRejected as exc:
                 raise FolderError(f"image {exc}") from None
             except OSError as exc:  # removed or made unreadable between the check and the read
@@ -246,39 +243,25 @@ class UploadSet(Benchmark):
         return [self._item]
 
 
-class _ValidatedUploads:
-    """Uploads checked and decoded once in this process, by their identity on disk (inode, size,
-    modification and change times), with their content hash. Every event that uses the stage's
-    item builds its upload again (`from_files`), some on the server's event loop: a file seen
-    before costs a stat there, not a decode in a worker and a hash of its bytes. A bounded map,
-    most recently used kept; a file written again has a new identity and is decoded again."""
-
-    def __init__(self, kept: int):
-        self._kept = kept
-        self._seen: OrderedDict[tuple, tuple[ImageInfo, str]] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def upload(self, path: Path) -> tuple[ImageInfo, str]:
-        try:
-            key: tuple | None = (os.fspath(path), *identity_of(path.stat()))
-        except (OSError, ValueError):  # not there, a NUL byte ...: the check names what is wrong
-            key = None
-        with self._lock:
-            if key in self._seen:
-                self._seen.move_to_end(key)
-                return self._seen[key]
-        info = check_image_file(path)
-        load_image(path)  # a damaged file is named now, while the visitor is there to hear it
-        content = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
-        if key is not None:
-            with self._lock:
-                self._seen[key] = (info, content)
-                while len(self._seen) > self._kept:
-                    self._seen.popitem(last=False)
-        return info, content
+# Uploads checked and decoded once in this process, with their content hash, by the version of
+# the file (`file_identity`). Every event that uses the stage's item builds its upload again
+# (`from_files`), some on the server's event loop: a file seen before costs a stat there, not a
+# decode in a worker and a hash of its bytes. A file written again is a new version.
+_validated: ByIdentity[tuple[ImageInfo, str]] = ByIdentity(1024)
 
 
-_validated = _ValidatedUploads(1024)
+def _validated_upload(path: Path) -> tuple[ImageInfo, str]:
+    try:
+        identity = identity_of(path.stat())
+    except (OSError, ValueError):  # not there, a NUL byte ...: the check names what is wrong
+        identity = None
+    known = _validated.get(path, identity) if identity is not None else None
+    if known is not None:
+        return known
+    info = check_image_file(path)
+    load_image(path)  # a damaged file is named now, while the visitor is there to hear it
+    content = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+    return _validated.put(path, identity, (info, content)) if identity is not None else (info, content)
 
 
 def _option_index(answer: Any, options: Sequence[str]) -> int:

@@ -196,6 +196,8 @@ class _Worker:
                     message = bounds.over_memory()
                 raise Refused(message)
             read = self._read(reply, deadline, max_pixels)
+            if request["decode"] and read.image is None:
+                raise ValueError("no image where one was asked for")
         except TimeoutError:
             self._stop()
             raise Refused(bounds.over_time()) from None

@@ -19,6 +19,7 @@ from stat import S_ISREG
 from PIL import Image, ImageOps
 
 from models.types import to_rgb
+from probes.files.file_identity import identity_of
 from probes.files.image_structure import BoundPassed, check_structure
 
 _IEND = b"\x00\x00\x00\x00IEND\xaeB`\x82"
@@ -33,7 +34,7 @@ class Read:
     width: int
     height: int
     frames: int
-    identity: tuple[int, ...]  # the file read: device, inode, size, modification and change times
+    identity: tuple[int, ...]  # the version of the file read (`file_identity`)
     image: Image.Image | None = None  # decoded (upright, first frame, 8-bit RGB) when asked
 
 
@@ -48,12 +49,6 @@ def read_image(path: str | Path, *, verify: bool, decode: bool, max_pixels: int,
     width, height, frames = _header(data, verify, max_pixels)
     image = _decoded(data) if decode else None
     return Read(width, height, frames, identity, image)
-
-
-def identity_of(stat: os.stat_result) -> tuple[int, ...]:
-    """What tells one version of a file from another: a file written again, even to the same
-    size and modification time, gets a new change time."""
-    return (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
 
 
 def _contents(path: Path, max_bytes: int) -> tuple[bytes, tuple[int, ...]]:

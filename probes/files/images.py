@@ -23,9 +23,7 @@ from __future__ import annotations
 import io
 import os
 import struct
-import threading
 import zlib
-from collections import OrderedDict
 from pathlib import Path
 from stat import S_ISREG
 from typing import NamedTuple
@@ -36,7 +34,8 @@ from models.types import EncodedImage
 from probes.core.errors import InputRejected
 from probes.core.types import ImageSource
 from probes.files.decoding import shared_pool
-from probes.files.image_reading import Read, Refused, identity_of
+from probes.files.file_identity import ByIdentity, identity_of
+from probes.files.image_reading import Read, Refused
 from probes.files.image_structure import BoundPassed, check_structure, sniff
 
 MAX_FILE_BYTES = 50 * 1024 * 1024
@@ -91,12 +90,11 @@ def check_image_file(path: Path, verify: bool = True) -> ImageInfo:
     an uploaded image's size gets it without waiting for a worker."""
     name = _shown(path.name)
     stat = _sized(path, name)
-    known = _checked.get(path, stat, verify)
+    known = _remembered(path, stat, verify)
     if known is not None:
         return known
     _sniffed(path, name)
-    read = _in_worker(path, name, verify=verify, decode=False)
-    return _checked.put(path, read, verify)
+    return _remember(path, _in_worker(path, name, verify=verify, decode=False), verify)
 
 
 def load_image(path: Path) -> Image.Image:
@@ -109,9 +107,8 @@ def load_image(path: Path) -> Image.Image:
     _sized(path, name)
     _sniffed(path, name)
     read = _in_worker(path, name, verify=True, decode=True)
-    _checked.put(path, read, True)
-    assert read.image is not None
-    return read.image
+    _remember(path, read, True)
+    return read.image  # type: ignore[return-value] - the pool answers a decode with its image, or refuses
 
 
 def _sized(path: Path, name: str) -> os.stat_result:
@@ -151,38 +148,22 @@ def _in_worker(path: Path, name: str, *, verify: bool, decode: bool) -> Read:
         raise ImageRejected(f"{name}: {exc}") from None
 
 
-class _Checked:
-    """What checks found, by file identity: a bounded map, most recently used kept."""
-
-    def __init__(self, kept: int):
-        self._kept = kept
-        self._found: OrderedDict[tuple, tuple[ImageInfo, bool]] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, path: Path, stat: os.stat_result, verify: bool) -> ImageInfo | None:
-        key = (os.fspath(path), *identity_of(stat))
-        with self._lock:
-            found = self._found.get(key)
-            if found is None or (verify and not found[1]):
-                return None
-            self._found.move_to_end(key)
-            return found[0]
-
-    def put(self, path: Path, read: Read, verified: bool) -> ImageInfo:
-        """Remembered under the identity of the bytes the worker read (a file replaced between
-        our look at it and the worker's read is remembered as what was read)."""
-        info = ImageInfo(read.width, read.height, read.frames)
-        key = (os.fspath(path), *read.identity)
-        with self._lock:
-            verified = verified or self._found.get(key, (info, False))[1]
-            self._found[key] = (info, verified)
-            self._found.move_to_end(key)
-            while len(self._found) > self._kept:
-                self._found.popitem(last=False)
-        return info
+# What checks found (and whether they verified), by the version of the file they read.
+_checked: ByIdentity[tuple[ImageInfo, bool]] = ByIdentity(CHECKED_KEPT)
 
 
-_checked = _Checked(CHECKED_KEPT)
+def _remembered(path: Path, stat: os.stat_result, verify: bool) -> ImageInfo | None:
+    found = _checked.get(path, identity_of(stat))
+    return found[0] if found is not None and (found[1] or not verify) else None
+
+
+def _remember(path: Path, read: Read, verified: bool) -> ImageInfo:
+    """Remembered under the identity of the bytes the worker read (a file replaced between our
+    look at it and the worker's read is remembered as what was read)."""
+    info = ImageInfo(read.width, read.height, read.frames)
+    known = _checked.get(path, read.identity)
+    _checked.put(path, read.identity, (info, verified or (known is not None and known[1])))
+    return info
 
 
 def file_source(path: Path) -> ImageSource:
