@@ -6,12 +6,14 @@ bounds; normal images decode exactly as before. The bombs: tests/support/decode_
 
 from __future__ import annotations
 
+import io
 import os
 import signal
 import subprocess
 import sys
 import threading
 import time
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +22,7 @@ import pytest
 from PIL import Image, ImageOps
 
 from models.types import to_rgb
-from probes.benchmarks.custom import FolderError, UploadSet
+from probes.benchmarks.custom import CustomFolder, FolderError, UploadSet
 from probes.files import image_reading
 from probes.files.decoding import Bounds, DecodingPool, shared_pool
 from probes.files.image_reading import Refused, read_image
@@ -167,8 +169,6 @@ def test_a_file_written_again_is_checked_again(tmp_path):
     assert tuple(check_image_file(path)) == (64, 48, 1)
     data = bytearray(path.read_bytes())
     data[16:24] = data[20:24] + data[16:20]  # width and height swapped in IHDR, its checksum fixed
-    import zlib
-
     data[29:33] = zlib.crc32(bytes(data[12:29])).to_bytes(4, "big")
     before = path.stat()
     time.sleep(0.01)
@@ -311,3 +311,25 @@ def test_an_idle_worker_lets_go_of_the_largest_image_it_decoded(pools, tmp_path)
     while worker.memory_info().rss > 100 * 2**20 and time.monotonic() < give_up:
         time.sleep(0.05)
     assert worker.memory_info().rss < 100 * 2**20, worker.memory_info()
+
+
+def test_a_folder_image_replaced_after_its_check_is_refused_when_a_run_decodes_it(tmp_path):
+    """A folder is checked when read; a file swapped afterwards for a bomb of the same size, its
+    modification time put back (so the item's ref still matches), is met by the worker's bounds
+    when the run decodes it: that item's one-line error, not minutes of the server's time."""
+    folder = tmp_path / "set"
+    folder.mkdir()
+    bomb = next(bomb for bomb in UPLOAD_BOMBS if bomb.filename == "chunks.png")
+    bomb.write(tmp_path / "bomb.png")
+    size = (tmp_path / "bomb.png").stat().st_size
+    buffer = io.BytesIO()
+    _noise(64, 64).save(buffer, "PNG")
+    good = buffer.getvalue()
+    (folder / "a.png").write_bytes(good + b"\0" * (size - len(good)))  # padded after IEND: still fine
+    (folder / "items.jsonl").write_text('{"id": "q", "image": "a.png", "question": "Q?", "answer": "yes"}\n')
+    item = CustomFolder(str(folder)).items()[0]
+    before = (folder / "a.png").stat()
+    (folder / "a.png").write_bytes((tmp_path / "bomb.png").read_bytes())
+    os.utime(folder / "a.png", ns=(before.st_atime_ns, before.st_mtime_ns))
+    with pytest.raises(ImageRejected, match=r"^a\.png: more than 1,000 PNG chunks other than image data"):
+        item.images[0].load()
