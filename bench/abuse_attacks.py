@@ -544,3 +544,28 @@ ATTACKS = [
     ),
 ]
 ATTEMPT_TIMEOUT = 90.0
+
+
+# --- issue 22, every decode bounded (part "decode"): uploads whose structure costs a decoder
+# minutes, each made once in the bench's folder (tests/support/decode_bombs.py) ------------------
+
+
+def decode_bomb(filename: str) -> Callable[[Context], Outcome]:
+    def attack(ctx: Context) -> Outcome:
+        from tests.support.decode_bombs import UPLOAD_BOMBS
+
+        bomb = next(bomb for bomb in UPLOAD_BOMBS if bomb.filename == filename)
+        path = ctx.folder / f"decode-{bomb.filename}"
+        if not path.exists():
+            bomb.write(path)
+        return Outcome(refusal(ctx.client, "/use_upload", files=[handle_file(str(path))], question="Which?"))
+
+    return attack
+
+
+ATTACKS += [
+    Attack("decode-tiff", decode_bomb("pages.tiff"), shown="TIFF of 20,000 chained directories that loop (1.9 MB)"),
+    Attack("decode-png", decode_bomb("chunks.png"), shown="PNG of 1,000,000 empty chunks (11 MB)"),
+    Attack("decode-gif", decode_bomb("frames.gif"), shown="GIF of 300,000 frames (6.6 MB)"),
+    Attack("decode-jpeg", decode_bomb("scans.jpg"), shown="progressive JPEG, 4000 x 4000, 2,000 extra scans (0.1 MB)"),
+]

@@ -113,7 +113,9 @@ def upload_spec(paths: list[str], question: str, options_text: str, answer: str)
 
 def check_uploads(paths: list[Path]) -> None:
     """Count, bytes and pixels of uploaded images, from their headers: nothing is decoded before
-    every file passes (20 uploads of 6300 x 6300 once took 16 GB to decode)."""
+    every file passes (20 uploads of 6300 x 6300 once took 16 GB to decode). Each header is read
+    in a decoding worker, after the file's structural bounds (`probes.files.images`): this
+    handler only waits on it, so the server's event loop is never held."""
     bounds = limits()
     if len(paths) > bounds.max_upload_images:
         raise LimitExceeded(f"{len(paths)} images uploaded; at most {bounds.max_upload_images} for one question here")

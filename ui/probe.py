@@ -218,6 +218,9 @@ def load_item(benchmark_id: str, data: str, index: float | None) -> list[Any]:
 
 
 def upload_item(files: list[str] | None, question: str, options: str, answer: str) -> list[Any]:
+    """Put uploaded images on the stage. A plain function on purpose: Gradio runs it in its
+    thread pool, and what it waits for (checking and decoding each file) happens in a decoding
+    worker process within bounds, so other visitors' requests are served meanwhile."""
     try:
         return _stage(item_choice.upload_spec(files or [], question, options, answer))
     except Exception as exc:  # noqa: BLE001 - user_message logs what is not the visitor's mistake

@@ -34,7 +34,8 @@ from probes.core.benchmark import Benchmark
 from probes.core.errors import BenchmarkError
 from probes.core.registry import register_prefix
 from probes.core.types import AnswerKind, ImageSource, Item, option_labels
-from probes.files.images import ImageRejected, check_image_file, file_source, load_image
+from probes.files.file_identity import ByIdentity, identity_of
+from probes.files.images import ImageInfo, ImageRejected, check_image_file, file_source, load_image
 from probes.files.jsonl import MAX_OPTION_CHARS, MAX_QUESTION_CHARS, is_text, problems, read_objects, too_long
 
 _KINDS = {k.value: k for k in AnswerKind if k not in (AnswerKind.CHOICE, AnswerKind.WORDS)}
@@ -204,9 +205,11 @@ class UploadSet(Benchmark):
 
     @classmethod
     def from_files(cls, paths: Sequence[Path], question: str, options: Sequence[str], answer: str) -> UploadSet:
-        """Checks every file (type, size, pixel count) before anything decodes it, then decodes
-        it: uploads are few and a visitor is waiting, so a damaged file is named now, not when a
-        model is asked. `notes` then says what the visitor should know (animated, tiny)."""
+        """Checks every file (type, size, pixel count, structure) before anything decodes it,
+        then decodes it, both in a worker process within bounds (`probes.files.decoding`):
+        uploads are few and a visitor is waiting, so a damaged file is named now, not when a
+        model is asked. A file done so before is not done again. `notes` then says what the
+        visitor should know (animated, tiny)."""
         if not paths:
             raise FolderError("upload at least one image")
         for label, text in (("question", question), ("answer", answer), *(("option", o) for o in options)):
@@ -215,9 +218,7 @@ class UploadSet(Benchmark):
         sources, notes = [], []
         for path in map(Path, paths):
             try:
-                info = check_image_file(path)
-                load_image(path)
-                content = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+                info, content = _validated_upload(path)
             except ImageRejected as exc:
                 raise FolderError(f"image {exc}") from None
             except OSError as exc:  # removed or made unreadable between the check and the read
@@ -240,6 +241,27 @@ class UploadSet(Benchmark):
 
     def load_items(self) -> list[Item]:
         return [self._item]
+
+
+# Uploads checked and decoded once in this process, with their content hash, by the version of
+# the file (`file_identity`). Every event that uses the stage's item builds its upload again
+# (`from_files`), some on the server's event loop: a file seen before costs a stat there, not a
+# decode in a worker and a hash of its bytes. A file written again is a new version.
+_validated: ByIdentity[tuple[ImageInfo, str]] = ByIdentity(1024)
+
+
+def _validated_upload(path: Path) -> tuple[ImageInfo, str]:
+    try:
+        identity = identity_of(path.stat())
+    except (OSError, ValueError):  # not there, a NUL byte ...: the check names what is wrong
+        identity = None
+    known = _validated.get(path, identity) if identity is not None else None
+    if known is not None:
+        return known
+    info = check_image_file(path)
+    load_image(path)  # a damaged file is named now, while the visitor is there to hear it
+    content = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+    return _validated.put(path, identity, (info, content)) if identity is not None else (info, content)
 
 
 def _option_index(answer: Any, options: Sequence[str]) -> int:

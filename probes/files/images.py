@@ -1,6 +1,12 @@
 """Image files from users: checked (type, size, pixel count, structure) before anything decodes
 them, then decoded into what models are sent.
 
+Every check past the file's size and first bytes, and every decode, happens in a worker process
+(`decoding.py`) within bounds of wall-clock time, processor time and memory, after the file's
+structure is held to bounds on chunks, frames, scans and directories (`image_structure.py`):
+a hostile file is refused with one line, costs the server no more than those bounds, and never
+holds up its event loop.
+
 Decisions about odd but valid images:
 - animated (GIF, WEBP, APNG) or multi-page (TIFF): the first frame is used; `ImageInfo.notes`
   says so, and custom folders and uploads pass that on to the user;
@@ -17,30 +23,26 @@ from __future__ import annotations
 import io
 import os
 import struct
-import warnings
 import zlib
 from pathlib import Path
+from stat import S_ISREG
 from typing import NamedTuple
 
-from PIL import Image, ImageOps
+from PIL import Image
 
-from models.types import EncodedImage, to_rgb
+from models.types import EncodedImage
 from probes.core.errors import InputRejected
 from probes.core.types import ImageSource
+from probes.files.decoding import shared_pool
+from probes.files.file_identity import ByIdentity, identity_of
+from probes.files.image_reading import Read, Refused
+from probes.files.image_structure import BoundPassed, check_structure, sniff
 
 MAX_FILE_BYTES = 50 * 1024 * 1024
 MAX_PIXELS = 40_000_000  # about 6300 x 6300; more is a decompression bomb, not a stimulus
 SMALL_SIDE = 28  # below this, a note: some processors refused such images (Qwen2-VL's 28 px patches)
+CHECKED_KEPT = 4096  # files whose check is remembered (by their identity on disk), most recent first
 
-_SIGNATURES = {
-    b"\x89PNG\r\n\x1a\n": "PNG",
-    b"\xff\xd8\xff": "JPEG",
-    b"GIF87a": "GIF",
-    b"GIF89a": "GIF",
-    b"BM": "BMP",
-    b"II*\x00": "TIFF",
-    b"MM\x00*": "TIFF",
-}
 _NOT_IMAGES = {
     b"%PDF": "PDF",
     b"<svg": "SVG",
@@ -73,35 +75,60 @@ class ImageInfo(NamedTuple):
         return notes
 
 
-def sniff(head: bytes) -> str | None:
-    """The image format named by the file's first bytes, or None."""
-    for signature, name in _SIGNATURES.items():
-        if head.startswith(signature):
-            return name
-    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
-        return "WEBP"
-    return None
-
-
 def check_image_file(path: Path, verify: bool = True) -> ImageInfo:
     """Raise ImageRejected unless `path` is a readable image of sane size and intact structure;
-    no pixel is decoded. The file's size is checked before any byte of it is read.
+    no pixel is decoded. The file's size is checked before any byte of it is read; its
+    structure (`image_structure`: chunks, frames, scans, directories) before any decoder parses
+    it, in a worker process within bounds of time and memory (`decoding`), never here.
 
     `verify` False (a folder of many images, checked as it is read): a PNG that ends in its
-    IEND chunk is not walked chunk by chunk here (a damaged chunk inside it shows when it is
-    decoded, as that item's error); one cut short is still named now."""
+    IEND chunk is not walked chunk by chunk (a damaged chunk inside it shows when it is
+    decoded, as that item's error); one cut short is still named now.
+
+    A file checked before, unchanged since (the same identity on disk: inode, size,
+    modification and change times), is not read again: a handler on the event loop that needs
+    an uploaded image's size gets it without waiting for a worker."""
     name = _shown(path.name)
+    stat = _sized(path, name)
+    known = _remembered(path, stat, verify)
+    if known is not None:
+        return known
+    _sniffed(path, name)
+    return _remember(path, _in_worker(path, name, verify=verify, decode=False), verify)
+
+
+def load_image(path: Path) -> Image.Image:
+    """Decode a checked file into what models are sent: upright (EXIF orientation applied), the
+    first frame, 8-bit RGB (`to_rgb`), fully loaded. What a person is shown is then what the
+    models see, and transforms (resizing, greyscale) never meet 16-bit or palette pixels.
+    Checked again as `check_image_file` does, and decoded, in a worker process: the bytes
+    decoded are the bytes checked, whatever happened to the file since it was first checked."""
+    name = _shown(path.name)
+    _sized(path, name)
+    _sniffed(path, name)
+    read = _in_worker(path, name, verify=True, decode=True)
+    _remember(path, read, True)
+    return read.image  # type: ignore[return-value] - the pool answers a decode with its image, or refuses
+
+
+def _sized(path: Path, name: str) -> os.stat_result:
     try:
-        found = path.is_file()
-        size = path.stat().st_size if found else 0
+        stat = path.stat()
+    except FileNotFoundError:
+        raise ImageRejected(f"{name}: file not found") from None
     except (OSError, ValueError) as exc:  # a NUL byte in the name, a name too long ...
         raise ImageRejected(f"{name}: cannot be opened ({_reason(exc)})") from None
-    if not found:
+    if not S_ISREG(stat.st_mode):
         raise ImageRejected(f"{name}: file not found")
-    if size == 0:
+    if stat.st_size == 0:
         raise ImageRejected(f"{name}: the file is empty")
-    if size > MAX_FILE_BYTES:
-        raise ImageRejected(f"{name}: {size / 2**20:,.1f} MB is over the {MAX_FILE_BYTES // 2**20} MB limit")
+    if stat.st_size > MAX_FILE_BYTES:
+        raise ImageRejected(f"{name}: {stat.st_size / 2**20:,.1f} MB is over the {MAX_FILE_BYTES // 2**20} MB limit")
+    return stat
+
+
+def _sniffed(path: Path, name: str) -> None:
+    """A file that is no image we read is named here, from its first bytes, without a worker."""
     try:
         with path.open("rb") as handle:
             head = handle.read(16)
@@ -112,52 +139,31 @@ def check_image_file(path: Path, verify: bool = True) -> ImageInfo:
         kind = next((kind for sig, kind in _NOT_IMAGES.items() if stripped.startswith(sig)), None)
         what = f"looks like {kind}" if kind else "unknown content"
         raise ImageRejected(f"{name}: not a PNG, JPEG, GIF, WEBP, BMP or TIFF image ({what})")
+
+
+def _in_worker(path: Path, name: str, *, verify: bool, decode: bool) -> Read:
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error", Image.DecompressionBombWarning)
-            with Image.open(path) as image:  # parses the header; no pixel is decoded
-                width, height = image.size
-                if width * height > MAX_PIXELS:
-                    raise ImageRejected(f"{name}: {width} x {height} pixels is over the {MAX_PIXELS:,} pixel limit")
-                frames = getattr(image, "n_frames", 1)
-                # verify() walks the file's structure without decoding pixels (for PNG: every
-                # chunk and its checksum), so a truncated PNG is named here, not mid-run. It
-                # cannot see a truncated JPEG: that shows when decoded (load_image).
-                if verify or image.format != "PNG" or not _ends_in_iend(path, size):
-                    image.verify()
-    except ImageRejected:
-        raise
-    except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
-        # Pillow refuses to even describe images far over its own limit: the size is in `exc`.
-        raise ImageRejected(f"{name}: over the {MAX_PIXELS:,} pixel limit ({exc})") from None
-    except Exception as exc:  # noqa: BLE001 - Pillow raises many types on hostile bytes
-        # (OSError, SyntaxError, struct.error, ValueError for a text chunk that inflates to
-        # more than Pillow allows ...): any of them means the file is not an image we can use.
-        raise ImageRejected(f"{name}: cannot be read as an image ({_reason(exc)})") from None
-    return ImageInfo(width, height, frames)
+        return shared_pool().read(path, verify=verify, decode=decode, max_pixels=MAX_PIXELS, max_bytes=MAX_FILE_BYTES)
+    except Refused as exc:
+        raise ImageRejected(f"{name}: {exc}") from None
 
 
-_IEND = b"\x00\x00\x00\x00IEND\xaeB`\x82"
+# What checks found (and whether they verified), by the version of the file they read.
+_checked: ByIdentity[tuple[ImageInfo, bool]] = ByIdentity(CHECKED_KEPT)
 
 
-def _ends_in_iend(path: Path, size: int) -> bool:
-    with path.open("rb") as handle:
-        handle.seek(max(0, size - len(_IEND)))
-        return handle.read() == _IEND
+def _remembered(path: Path, stat: os.stat_result, verify: bool) -> ImageInfo | None:
+    found = _checked.get(path, identity_of(stat))
+    return found[0] if found is not None and (found[1] or not verify) else None
 
 
-def load_image(path: Path) -> Image.Image:
-    """Decode a checked file into what models are sent: upright (EXIF orientation applied), the
-    first frame, 8-bit RGB (`to_rgb`), fully loaded. What a person is shown is then what the
-    models see, and transforms (resizing, greyscale) never meet 16-bit or palette pixels."""
-    check_image_file(path)
-    try:
-        with Image.open(path) as image:
-            image.seek(0)
-            upright = ImageOps.exif_transpose(image)  # a loaded copy, even when nothing turns
-            return to_rgb(upright)
-    except Exception as exc:  # noqa: BLE001 - as above: a damaged file fails in many ways
-        raise ImageRejected(f"{_shown(path.name)}: the image data is damaged ({_reason(exc)})") from None
+def _remember(path: Path, read: Read, verified: bool) -> ImageInfo:
+    """Remembered under the identity of the bytes the worker read (a file replaced between our
+    look at it and the worker's read is remembered as what was read)."""
+    info = ImageInfo(read.width, read.height, read.frames)
+    known = _checked.get(path, read.identity)
+    _checked.put(path, read.identity, (info, verified or (known is not None and known[1])))
+    return info
 
 
 def file_source(path: Path) -> ImageSource:
@@ -200,6 +206,10 @@ def file_as_sent(path: Path, ref: str) -> EncodedImage | None:
             data = head + handle.read()
     except OSError as exc:
         raise ImageRejected(f"{_shown(path.name)}: cannot be read ({_reason(exc)})") from None
+    try:
+        check_structure(data)  # replaced since its check (same size and time)? Pillow meets no bomb here
+    except BoundPassed:
+        return None  # decoded in a worker instead, which refuses it
     fit = _png_as_is(data) if data.startswith(b"\x89PNG") else _jpeg_as_is(data)
     return EncodedImage.of(data) if fit else None
 

@@ -14,7 +14,8 @@ import pytest
 from PIL import Image, ImageFile
 
 from models.types import to_rgb
-from probes.files.images import ImageRejected, check_image_file
+from probes.files.image_reading import Refused, read_image
+from probes.files.images import MAX_FILE_BYTES, MAX_PIXELS, ImageRejected, check_image_file
 from tests.support.hostile_corpus import KINDS, PATHS, write_bomb, write_sparse
 from tests.support.hostile_trials import try_kind
 
@@ -36,12 +37,28 @@ def test_the_corpus_holds_what_issue_6_lists_and_more():
 
 @pytest.fixture
 def no_decoding(monkeypatch):
-    """Decoding pixels fails the test: what is checked must be decided from headers."""
+    """Decoding pixels fails the test: what is checked must be decided from headers. (The check
+    runs in a worker process; `checked` runs the worker's own function here, where the patch
+    holds, and the real check through the worker, which must say the same.)"""
 
     def refuse(self, *args, **kwargs):
         raise AssertionError("pixels were decoded")
 
     monkeypatch.setattr(ImageFile.ImageFile, "load", refuse)
+
+
+def checked(path: Path) -> tuple[int, int, int]:
+    """What the check finds, decided in this process (where decoding fails the test) and through
+    the worker; both must agree."""
+    try:
+        read = read_image(path, verify=True, decode=False, max_pixels=MAX_PIXELS, max_bytes=MAX_FILE_BYTES)
+    except Refused as exc:
+        with pytest.raises(ImageRejected) as caught:
+            check_image_file(path)
+        assert str(caught.value) == f"{path.name}: {exc}"
+        raise ImageRejected(str(caught.value)) from None
+    assert tuple(check_image_file(path)) == (read.width, read.height, read.frames)
+    return read.width, read.height, read.frames
 
 
 @pytest.mark.parametrize(("side", "message"), [(30_000, "900000000 pixels"), (9_000, "9000 x 9000 pixels")])
@@ -50,7 +67,7 @@ def test_a_bomb_is_rejected_from_its_header_without_decoding(tmp_path, no_decodi
     # past ours, which the header's size decides.
     write_bomb(tmp_path / "bomb.png", side)
     with pytest.raises(ImageRejected, match=message) as caught:
-        check_image_file(tmp_path / "bomb.png")
+        checked(tmp_path / "bomb.png")
     assert "40,000,000 pixel limit" in str(caught.value)
 
 
@@ -71,7 +88,7 @@ def test_500_mb_is_rejected_by_its_size_before_a_byte_is_read(tmp_path, monkeypa
 
 def test_an_intact_image_is_checked_without_decoding(tmp_path, no_decoding):
     Image.new("RGB", (64, 48), "red").save(tmp_path / "fine.png")
-    assert tuple(check_image_file(tmp_path / "fine.png")) == (64, 48, 1)
+    assert checked(tmp_path / "fine.png") == (64, 48, 1)
 
 
 @pytest.mark.parametrize("mode", ["I;16", "I;16B", "I"])

@@ -29,6 +29,7 @@ import numpy as np
 from PIL import Image, ImageCms
 
 from tests.conftest import shapes_image
+from tests.support.decode_bombs import MORE_BOMBS, UPLOAD_BOMBS
 
 PATHS = ("custom", "import", "upload")
 QUESTION = "Which shape is it?"
@@ -495,3 +496,11 @@ KINDS: list[Kind] = [
     ),
     sparse_jsonl_kind(),
 ]  # fmt: skip
+
+# Issue 22: structures under the byte bound that cost a decoder minutes (tests/support/decode_bombs.py),
+# each refused by its structural bound (the decompression bomb is above already).
+KINDS += [
+    image_kind(bomb.name, bomb.filename, bomb.write, rejected=bomb.refused, required=False)
+    for bomb in [*UPLOAD_BOMBS, *MORE_BOMBS]
+    if bomb.filename in ("pages.tiff", "chunks.png", "frames.gif", "scans.jpg", "comment.gif")
+]
