@@ -10,6 +10,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from typing import Generic, TypeVar
 
+from models.secrets import REDACTED, redact_secrets
 from models.types import GenerateConfig, Message, Output
 
 
@@ -55,15 +56,18 @@ class Backend(ABC):
 T = TypeVar("T")
 
 _KEY_SHAPES = re.compile(r"\b(sk|pk|key|hf|sess)[-_][A-Za-z0-9_\-]{6,}|\bsk-ant-[A-Za-z0-9_\-]{6,}")
-_KEY_ENV_NAMES = re.compile(r"(API_KEY|_TOKEN|_SECRET)$")
+# Variables that hold secrets: the providers' (OPENAI_API_KEY, ANTHROPIC_API_KEY, HF_TOKEN) and
+# a models file's own (README's example names its variable MY_SERVER_KEY).
+_KEY_ENV_NAMES = re.compile(r"(_KEY|_TOKEN|_SECRET|PASSWORD)$")
 
 
 def redact(text: str, extra_secrets: Sequence[str] = ()) -> str:
-    """Remove anything that looks like a credential before text reaches a user, log or store."""
-    secrets = [v for k, v in os.environ.items() if _KEY_ENV_NAMES.search(k) and len(v) >= 6]
-    for secret in sorted({*secrets, *(s for s in extra_secrets if s and len(s) >= 6)}, key=len, reverse=True):
-        text = text.replace(secret, "[redacted]")
-    return _KEY_SHAPES.sub("[redacted]", text)
+    """Remove anything that looks like a credential before text reaches a user, log or store:
+    every secret in the environment and `extra_secrets` in any form a server could send it back
+    (see models/secrets.py), and whatever has the shape of a key."""
+    secrets = [v for k, v in os.environ.items() if _KEY_ENV_NAMES.search(k.upper()) and len(v) >= 6]
+    text = redact_secrets(text, [*secrets, *(s for s in extra_secrets if s and len(s) >= 6)])
+    return _KEY_SHAPES.sub(REDACTED, text)
 
 
 class LoopLocal(Generic[T]):
