@@ -3,7 +3,7 @@
 Whatever shape a server sends (content as a list of parts, a number, null, an object; usage that
 is not a count; an id of a megabyte), a backend either reads it as text where it honestly is text
 or raises one `ProviderError` saying what came, for that item alone. What a backend returns is
-bounded: the reply's text to MAX_KEPT_CHARS (with a marker line saying how long it was), the
+bounded: the reply's text to MAX_KEPT_CHARS (with a line saying what was cut, and from how much), the
 fields of `Output.raw` to MAX_FIELD_CHARS, error messages to one line of MAX_ERROR_CHARS.
 """
 
@@ -29,13 +29,16 @@ MAX_REPLY_BYTES = 4 * 1024 * 1024
 # 100,000 values keep that to a few MB, while an honest chat reply holds a few dozen.
 MAX_JSON_VALUES = 100_000
 # Characters of a reply kept (stored, graded, shown). A chain-of-thought reply of 2,048 tokens
-# is about 10,000 characters; 200,000 keep a reply of some 50,000 tokens whole, and no row of
-# the store grows past a few hundred KB whatever a server sends.
-MAX_KEPT_CHARS = 200_000
+# is about 10,000 characters; 50,000 keep a reply of some 12,000 tokens whole. A longer one keeps
+# its start and its end (where a model states its answer) around a line saying what was cut. The
+# bound keeps rows small and the work after a reply short: reading an answer out of a reply
+# costs about 8 microseconds a character (0.4 s for 50,000; a 50 MB reply took minutes).
+MAX_KEPT_CHARS = 50_000
+KEPT_TAIL_CHARS = 5_000  # of those, from the reply's end
 MAX_FIELD_CHARS = 200  # an id, a finish reason: what `Output.raw` keeps of each
 MAX_ERROR_CHARS = 600  # an error message, on one line
 _PREVIEW_CHARS = 60  # of an odd value, quoted in the error that says what came
-# Redacting a long reply takes a while (0.2 s for 200,000 characters): off the event loop.
+# Redacting a long reply takes a while (about 1 microsecond a character): off the event loop.
 _REDACT_IN_THREAD = 20_000
 _REDACTED_CHARS = 8_000  # of an error message or a field: redacted, then cut to its bound
 
@@ -111,16 +114,18 @@ def _described(value: Any) -> str:
     return f"a {type(value).__name__} ({preview(repr(value))})"
 
 
-def kept(text: str) -> tuple[str, int | None]:
-    """The reply as kept: at most MAX_KEPT_CHARS of it, then a line saying it was cut and how
-    long it was; with its original length (None when nothing was cut)."""
+def kept(text: str) -> list[str]:
+    """The reply as kept: itself, or its first and last characters (MAX_KEPT_CHARS of them in
+    all) to be joined by `cut_note`."""
     if len(text) <= MAX_KEPT_CHARS:
-        return text, None
-    return text[:MAX_KEPT_CHARS], len(text)
+        return [text]
+    return [text[: MAX_KEPT_CHARS - KEPT_TAIL_CHARS], text[-KEPT_TAIL_CHARS:]]
 
 
-def truncation_note(length: int) -> str:
-    return f"\n[reply truncated: {length:,} characters, first {MAX_KEPT_CHARS:,} kept]"
+def cut_note(length: int) -> str:
+    """The line that stands where a long reply was cut."""
+    head = MAX_KEPT_CHARS - KEPT_TAIL_CHARS
+    return f"\n[reply truncated: {length:,} characters; the first {head:,} and the last {KEPT_TAIL_CHARS:,} kept]\n"
 
 
 def count(value: Any) -> int | None:
@@ -187,20 +192,25 @@ def error_in(data: dict[str, Any]) -> str | None:
 async def bounded_output(
     text: str, latency: float, usage: Usage, raw: dict[str, Any], secrets: Sequence[str]
 ) -> Output:
-    """The Output a backend returns: the text kept (see `kept`) and, like every field of `raw`,
-    with every secret redacted; `raw["reply_chars"]` says how long a cut reply was."""
-    text, length = kept(text)
-    if len(text) > _REDACT_IN_THREAD:
-        text = await asyncio.to_thread(redact, text, secrets)
+    """The Output a backend returns: the text kept (see `kept`), like every field of `raw`, with
+    every secret redacted (each kept piece on its own: a key cut in two is still found in each);
+    `raw["reply_chars"]` says how long a cut reply was."""
+
+    def redacted(pieces: list[str]) -> list[str]:
+        return [redact(piece, secrets) for piece in pieces]
+
+    pieces = kept(text)
+    if sum(map(len, pieces)) > _REDACT_IN_THREAD:
+        pieces = await asyncio.to_thread(redacted, pieces)
     else:
-        text = redact(text, secrets)
+        pieces = redacted(pieces)
     raw = {
         name: preview(redact(value, secrets), MAX_FIELD_CHARS) if isinstance(value, str) else value
         for name, value in raw.items()
     }
-    if length is not None:
-        text += truncation_note(length)
-        raw["reply_chars"] = length
+    if len(pieces) > 1:
+        raw["reply_chars"] = len(text)
+    text = cut_note(len(text)).join(pieces)
     return Output(text=text, latency=latency, usage=usage, raw=raw)
 
 

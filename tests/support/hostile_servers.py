@@ -9,7 +9,7 @@ Attacks (the model name after the provider, e.g. `openai/number`):
   `odd-fields` (content fine, usage and ids of the wrong types), `text-body` (a 200 whose body is
   plain text), `json-list` (a 200 whose body is a JSON list), `deep` (nested 50,000 levels);
 - size: `huge` (50 MB, Content-Length announced), `huge-chunked` (50 MB chunked, no length),
-  `long` (a 1 MB reply text: under the wire bound, over what is kept), `bomb` (gzip: 1 MB
+  `long` (a 1 MB reply text ending "Yes": under the wire bound, over what is kept), `bomb` (gzip: 1 MB
   inflating to 1 GB of a valid reply), `bomb-nested` (gzip inside gzip), `values` (3 MB of tiny
   JSON objects), `huge-error` (a 500 with a 50 MB chunked body);
 - time: `drip` (the body a byte every `drip_seconds`), `drip-headers` (the status line and
@@ -169,7 +169,7 @@ class Attacks:
         )
 
     def _long(self, record: dict) -> Fault:
-        text = "The answer is long. " * (LONG_CHARS // 20)
+        text = "The answer is long. " * (LONG_CHARS // 20) + "So, touching? Yes"
         return self._success(text if self.protocol == "openai" else [{"type": "text", "text": text}])
 
     def _bomb(self, record: dict) -> Fault:
