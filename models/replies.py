@@ -15,7 +15,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from models.base import redact
+from models.base import known_secrets, redact, redact_known
 from models.types import GenerateConfig, Output, ProviderError, Usage
 
 # The most a reply may weigh on the wire, counted after decompression, streamed or not. Honest
@@ -196,8 +196,10 @@ async def bounded_output(
     every secret redacted (each kept piece on its own: a key cut in two is still found in each);
     `raw["reply_chars"]` says how long a cut reply was."""
 
+    everyone = known_secrets(secrets)
+
     def redacted(pieces: list[str]) -> list[str]:
-        return [redact(piece, secrets) for piece in pieces]
+        return [redact_known(piece, everyone) for piece in pieces]
 
     pieces = kept(text)
     if sum(map(len, pieces)) > _REDACT_IN_THREAD:
@@ -205,7 +207,7 @@ async def bounded_output(
     else:
         pieces = redacted(pieces)
     raw = {
-        name: preview(redact(value, secrets), MAX_FIELD_CHARS) if isinstance(value, str) else value
+        name: preview(redact_known(value, everyone), MAX_FIELD_CHARS) if isinstance(value, str) else value
         for name, value in raw.items()
     }
     if len(pieces) > 1:

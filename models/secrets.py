@@ -39,19 +39,27 @@ _BASE64_CHAR = re.compile(r"[A-Za-z0-9+/=_\-]")
 _KEY_CHARS = r"A-Za-z0-9_\-"
 _MASK = r"(?:\*+|•+|●+|·{2,}|…+|\.{2,}|x{4,}|X{4,}|#{3,})"
 _MASK_RUN = re.compile(_MASK)
+_MASK_SIGNS = ("*", "•", "●", "··", "…", "..", "xxxx", "XXXX", "###")  # no mask without one of these
 _MASKED_CHAR = re.compile(rf"[{_KEY_CHARS}*•●·…#]")
-_WORD = re.compile(rf"[{_KEY_CHARS}]+")
+
+
+@dataclass(frozen=True)
+class _Search:
+    """Fragments of one length to look for, on the lower-cased text (`folded`: a key, reversed
+    or not, and its hex) or on the text as it is (base64, whose case is its content)."""
+
+    folded: bool
+    size: int
+    fragments: frozenset[str]
+    anchors: frozenset[str]  # every piece of half the size of the strings fragments come from
+    grows_over: re.Pattern
 
 
 @dataclass(frozen=True)
 class _Matcher:
-    """Everything to look for, for one set of secrets."""
-
-    folded: frozenset[str]  # fragments matched ignoring case (key, reversed key, hex)
-    folded_sizes: tuple[int, ...]
-    exact: frozenset[str]  # fragments matched as they are (base64: its case is its content)
-    exact_sizes: tuple[int, ...]
-    keys: tuple[str, ...]  # lower-cased secrets long enough for the masked and suffix rules
+    searches: tuple[_Search, ...]
+    keys: tuple[str, ...]  # lower-cased secrets long enough for the masked rule
+    endings: re.Pattern | None  # a word that is one of their last few characters
 
 
 def redact_secrets(text: str, secrets: Iterable[str]) -> str:
@@ -60,32 +68,37 @@ def redact_secrets(text: str, secrets: Iterable[str]) -> str:
     if not text or not chosen:
         return text
     matcher = _matcher(chosen)
-    spans = _fragment_spans(text, matcher) + _masked_spans(text, matcher.keys) + _suffix_spans(text, matcher.keys)
+    spans = _fragment_spans(text, matcher) + _masked_spans(text, matcher.keys) + _suffix_spans(text, matcher.endings)
     return _replace(text, spans)
 
 
 @lru_cache(maxsize=64)
 def _matcher(secrets: tuple[str, ...]) -> _Matcher:
-    folded: set[str] = set()
-    exact: set[str] = set()
+    sources: dict[tuple[bool, int], set[str]] = {}  # (folded, fragment size) -> strings to cut
     keys = []
     for secret in secrets:
         lower = secret.lower()
         if len(secret) < FUZZY_MIN:  # a short secret: whole, in any case, either direction
-            folded |= {lower, lower[::-1]}
+            sources.setdefault((True, len(secret)), set()).update({lower, lower[::-1]})
             continue
         keys.append(lower)
-        folded |= _grams(lower, FRAGMENT) | _grams(lower[::-1], FRAGMENT)
-        folded |= _grams(secret.encode().hex(), HEX_FRAGMENT)
-        for core in _base64_cores(secret.encode()):
-            exact |= _grams(core, FRAGMENT)
-    return _Matcher(
-        frozenset(folded),
-        tuple(sorted({len(f) for f in folded})),
-        frozenset(exact),
-        tuple(sorted({len(f) for f in exact})),
-        tuple(keys),
+        sources.setdefault((True, FRAGMENT), set()).update({lower, lower[::-1]})
+        sources.setdefault((True, HEX_FRAGMENT), set()).add(secret.encode().hex())
+        sources.setdefault((False, FRAGMENT), set()).update(_base64_cores(secret.encode()))
+    searches = tuple(
+        _Search(
+            folded,
+            size,
+            frozenset(g for source in strings for g in _grams(source, size)),
+            frozenset(g for source in strings for g in _grams(source, size // 2)),
+            _KEY_CHAR if folded else _BASE64_CHAR,
+        )
+        for (folded, size), strings in sorted(sources.items())
     )
+    endings = sorted({key[-size:] for key in keys for size in range(SUFFIX_MIN, FRAGMENT)}, key=len, reverse=True)
+    words = "|".join(map(re.escape, endings))
+    pattern = re.compile(rf"(?<![{_KEY_CHARS}])(?:{words})(?![{_KEY_CHARS}])", re.IGNORECASE) if endings else None
+    return _Matcher(searches, tuple(keys), pattern)
 
 
 def _grams(text: str, size: int) -> set[str]:
@@ -108,45 +121,53 @@ def _base64_cores(data: bytes) -> list[str]:
 
 def _fragment_spans(text: str, matcher: _Matcher) -> list[tuple[int, int]]:
     """Stretches of `text` holding a fragment of a secret, once whitespace and the like are out."""
-    pieces, at = [], 0
+    squeezed = _SEPARATORS.sub("", text)
+    lowered = squeezed.lower()
+    found = [
+        (search, hits) for search in matcher.searches if (hits := _hits(lowered if search.folded else squeezed, search))
+    ]
+    if not found:
+        return []
+    # squeezed index -> original index, from where each piece between separators starts in both.
+    starts_squeezed, starts_original, at, kept = [0], [0], 0, 0
     for separator in _SEPARATORS.finditer(text):
-        if separator.start() > at:
-            pieces.append((at, text[at : separator.start()]))
+        kept += separator.start() - at
         at = separator.end()
-    if at < len(text):
-        pieces.append((at, text[at:]))
-    squeezed = "".join(piece for _, piece in pieces)
-    # squeezed index -> original index: each piece's start in both.
-    starts_squeezed, starts_original, at = [], [], 0
-    for start, piece in pieces:
-        starts_squeezed.append(at)
-        starts_original.append(start)
-        at += len(piece)
+        starts_squeezed.append(kept)
+        starts_original.append(at)
 
     def original(index: int) -> int:
         k = bisect.bisect_right(starts_squeezed, index) - 1
         return starts_original[k] + index - starts_squeezed[k]
 
-    spans = []
-    for haystack, fragments, sizes, grows_over in (
-        (squeezed.lower(), matcher.folded, matcher.folded_sizes, _KEY_CHAR),
-        (squeezed, matcher.exact, matcher.exact_sizes, _BASE64_CHAR),
-    ):
-        hits = []
-        for size in sizes:
-            for i in range(len(haystack) - size + 1):
-                if haystack[i : i + size] in fragments:
-                    hits.append((i, i + size))
-        for start, end in _merged(hits):
-            spans.append(_grown(text, original(start), original(end - 1) + 1, grows_over))
-    return spans
+    return [
+        _grown(text, original(start), original(end - 1) + 1, search.grows_over)
+        for search, hits in found
+        for start, end in _merged(hits)
+    ]
+
+
+def _hits(haystack: str, search: _Search) -> list[tuple[int, int]]:
+    """Where `haystack` holds one of the search's fragments. Only every `half`-th position is
+    looked up at first: a fragment of `size` characters always covers one of them with a piece
+    of `half` characters of its own, so the windows around such an anchor are all there is to
+    check (four times fewer lookups for 8-character fragments)."""
+    size, half = search.size, max(1, search.size // 2)
+    hits = []
+    for anchor in range(0, len(haystack) - half + 1, half):
+        if haystack[anchor : anchor + half] not in search.anchors:
+            continue
+        for start in range(max(0, anchor + half - size), min(anchor, len(haystack) - size) + 1):
+            if haystack[start : start + size] in search.fragments:
+                hits.append((start, start + size))
+    return hits
 
 
 def _masked_spans(text: str, keys: Sequence[str]) -> list[tuple[int, int]]:
     """Masked forms ("sk-...abcd", "****wxyz", "sk-proj-AbC1****xyZ9"): the characters shown
     are a key's own, in its order, starting at its start (or after a mask) and ending at its end
     (or before a mask), and there are at least MASKED_VISIBLE_MIN of them."""
-    if not keys:
+    if not keys or not any(mask in text for mask in _MASK_SIGNS):
         return []
     spans = []
     end = 0
@@ -189,17 +210,10 @@ def _shown_by(key: str, fragments: list[str]) -> bool:
     return True
 
 
-def _suffix_spans(text: str, keys: Sequence[str]) -> list[tuple[int, int]]:
+def _suffix_spans(text: str, endings: re.Pattern | None) -> list[tuple[int, int]]:
     """A word that is a key's last few characters ("the key ending in 9xQa"). Longer stretches
     are fragments, found above."""
-    if not keys:
-        return []
-    endings = {key[-size:] for key in keys for size in range(SUFFIX_MIN, FRAGMENT)}
-    return [
-        m.span()
-        for m in _WORD.finditer(text)
-        if SUFFIX_MIN <= len(m.group()) < FRAGMENT and m.group().lower() in endings
-    ]
+    return [m.span() for m in endings.finditer(text)] if endings is not None else []
 
 
 def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
