@@ -7,10 +7,13 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 from collections import defaultdict
+from collections.abc import Sequence
 
 import pytest
 
+from models.base import Backend
 from models.replies import MAX_ERROR_CHARS, MAX_KEPT_CHARS
+from models.types import GenerateConfig, Message, Output
 from probes.core.registry import get_benchmark
 from probes.core.selection import select_items
 from probes.core.types import Status
@@ -77,3 +80,28 @@ def test_every_attack_costs_its_own_items_and_the_store_stays_small_and_clean(st
     assert MAX_KEPT_CHARS < longest_reply < MAX_KEPT_CHARS + 100
     assert longest_raw < 1_000 and longest_error <= MAX_ERROR_CHARS
     assert leaks(everything, key) == []
+
+
+class CarelessBackend(Backend):
+    """A provider's backend that hands on whatever its server sent: a list for one item."""
+
+    endpoint = "careless://nowhere"
+
+    def __init__(self):
+        self.model_id = "careless/model"
+        self.calls = 0
+
+    async def generate(self, messages: Sequence[Message], config: GenerateConfig) -> Output:
+        self.calls += 1
+        return Output([{"type": "text", "text": "Yes"}] if self.calls == 2 else "Yes", 0.0)  # type: ignore[arg-type]
+
+
+def test_a_backend_returning_something_other_than_text_costs_that_item_alone(store):
+    benchmark = get_benchmark("blind/touching-circles", params={"canvas": ["384"]})
+    items = select_items(benchmark.items(), 4, seed=2)
+    backend = CarelessBackend()
+    results = asyncio.run(run(RunPlan(benchmark, items, [backend], concurrency=1), store))
+    assert len(results) == store.count() == 4
+    errors = [r for r in results if r.status is Status.ERROR]
+    assert len(errors) == 1 and errors[0].error == "careless/model: the reply was list, not text"
+    assert all(r.status is Status.ANSWERED for r in results if r not in errors)
