@@ -3,8 +3,9 @@
 Whatever shape a server sends (content as a list of parts, a number, null, an object; usage that
 is not a count; an id of a megabyte), a backend either reads it as text where it honestly is text
 or raises one `ProviderError` saying what came, for that item alone. What a backend returns is
-bounded: the reply's text to MAX_KEPT_CHARS (with a line saying what was cut, and from how much), the
-fields of `Output.raw` to MAX_FIELD_CHARS, error messages to one line of MAX_ERROR_CHARS.
+bounded: the reply's text to MAX_KEPT_CHARS (with a line saying what was cut, and from how
+much), the fields of `Output.raw` to MAX_FIELD_CHARS, error messages to one line of
+MAX_ERROR_CHARS.
 """
 
 from __future__ import annotations
@@ -44,8 +45,8 @@ _REDACTED_CHARS = 8_000  # of an error message or a field: redacted, then cut to
 
 
 class ReplyRefused(Exception):
-    """The server's reply was not read to its end: too big, too slow or encoded as it should
-    not be. The message says which, in one line."""
+    """The server's reply was not read to its end: too big or too slow. The message says which,
+    in one line."""
 
 
 class ReplyTooLarge(ReplyRefused):

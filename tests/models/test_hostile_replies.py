@@ -199,3 +199,43 @@ def test_a_key_typed_for_one_session_is_redacted_as_the_servers_is(hostile, monk
     output = asyncio.run(backend.generate([user("hi")], GenerateConfig()))
     assert output.text.startswith("Your request came with these credentials:")
     assert leaks(output.text, typed) == []
+
+
+# -- honest compression, streaming --------------------------------------------------------- #
+
+
+@pytest.mark.parametrize("attack", ["gzip", "brotli"])
+def test_an_honestly_compressed_reply_is_read_as_before(hostile, attack):
+    assert hostile.ask(attack).text == "Yes"
+    assert hostile.attacks.launched[attack] == 1
+
+
+def test_a_streamed_reply_is_bounded_as_it_is_read(monkeypatch):
+    # The backends ask for whole replies; a client that streams through the same bounded HTTP
+    # client gets the event stream piece by piece, and an endless one stops at the bound.
+    import openai
+
+    from models.bounded_http import BoundedClient
+    from models.replies import MAX_REPLY_BYTES, ReplyTooLarge
+
+    attacks = Attacks("openai")
+
+    async def stream() -> tuple[int, BaseException | None]:
+        client = openai.AsyncOpenAI(base_url=server.base_url, api_key=OPENAI_KEY, http_client=BoundedClient())
+        received = 0
+        try:
+            events = await client.chat.completions.create(
+                model="sse", messages=[{"role": "user", "content": "hi"}], stream=True, timeout=60
+            )
+            async for event in events:
+                received += len(event.choices[0].delta.content or "")
+        except ReplyTooLarge as exc:
+            return received, exc
+        finally:
+            await client.close()
+        return received, None
+
+    with FakeOpenAIServer(fault=attacks) as server:
+        received, stopped = asyncio.run(stream())
+    assert stopped is not None and "passed 4 MB" in str(stopped)
+    assert MAX_REPLY_BYTES // 4 < received < MAX_REPLY_BYTES  # streamed as it came, up to the bound

@@ -11,7 +11,9 @@ Attacks (the model name after the provider, e.g. `openai/number`):
 - size: `huge` (50 MB, Content-Length announced), `huge-chunked` (50 MB chunked, no length),
   `long` (a 1 MB reply text ending "Yes": under the wire bound, over what is kept), `bomb` (gzip: 1 MB
   inflating to 1 GB of a valid reply), `bomb-nested` (gzip inside gzip), `values` (3 MB of tiny
-  JSON objects), `huge-error` (a 500 with a 50 MB chunked body);
+  JSON objects), `huge-error` (a 500 with a 50 MB chunked body), `sse` (an OpenAI event stream
+  that never ends, for a client that asked to stream);
+- honest compression, which must keep working: `gzip` and `brotli` (a good reply, compressed);
 - time: `drip` (the body a byte every `drip_seconds`), `drip-headers` (the status line and
   headers a byte at a time), `slow-429` (429 with Retry-After: 2, every time);
 - keys: `echo` (the reply's text holds the caller's key in every form below), `echo-error` (a
@@ -179,6 +181,27 @@ class Attacks:
             "raw", write=lambda h: _plain(h, 200, {"Content-Encoding": "gzip", "Content-Length": len(bomb)}, [bomb])
         )
 
+    def _sse(self, record: dict) -> Fault:
+        chunk = {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "sse",
+                 "choices": [{"index": 0, "delta": {"content": "Yes " * 64}, "finish_reason": None}]}  # fmt: skip
+        event = b"data: " + json.dumps(chunk).encode() + b"\n\n"
+        events = _repeat(event * (MB // len(event)), HUGE_BYTES // MB)
+        return Fault("raw", write=lambda h: _chunked(h, 200, events, "text/event-stream"))
+
+    def _gzip(self, record: dict) -> Fault:
+        return self._compressed("gzip", _gzip)
+
+    def _brotli(self, record: dict) -> Fault:
+        import brotli
+
+        return self._compressed("br", lambda pieces: brotli.compress(b"".join(pieces)))
+
+    def _compressed(self, coding: str, compress) -> Fault:
+        head, tail = self._around_text()
+        body = compress([head, b"Yes", tail])
+        headers = {"Content-Encoding": coding, "Content-Length": len(body)}
+        return Fault("raw", write=lambda h: _plain(h, 200, headers, [body]))
+
     def _bomb_nested(self, record: dict) -> Fault:
         head, tail = self._around_text()
         inner = gzip_bomb(head, tail, BOMB_INFLATED)
@@ -284,11 +307,9 @@ def _plain(h, status: int, headers: dict, pieces: Iterable[bytes]) -> None:
         h.wfile.write(piece)
 
 
-def _chunked(h, status: int, pieces: Iterable[bytes]) -> None:
+def _chunked(h, status: int, pieces: Iterable[bytes], content_type: str = "application/json") -> None:
     """A reply in chunked transfer encoding, no length announced."""
-    h.wfile.write(
-        f"HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n".encode()
-    )
+    h.wfile.write(f"HTTP/1.1 {status} X\r\nContent-Type: {content_type}\r\nTransfer-Encoding: chunked\r\n\r\n".encode())
     for piece in pieces:
         if piece:
             h.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
