@@ -236,6 +236,13 @@ def failure(model_id: str, exc: Exception, config: GenerateConfig, secrets: Sequ
             f"no reply within {config.deadline:g} s, the deadline of one request "
             f"({attempts} attempt(s) of at most {config.timeout:g} s each): running again retries it"
         )
+    elif 300 <= (status := getattr(getattr(exc, "response", None), "status_code", 0) or 0) < 400:
+        # Not followed (models/bounded_http.py): an API request is not sent on to another place.
+        where = preview(exc.response.headers.get("location", ""), 120)  # type: ignore[attr-defined]
+        message = (
+            f"the server redirected the request (status {status}{', to ' + where if where else ''}), "
+            "which is not followed: set the base URL to where the API answers"
+        )
     elif isinstance(exc, RecursionError):
         message = "the server's reply was not valid JSON (nested too deeply)"
     elif isinstance(exc, ValueError):  # a 200 whose body is not JSON: the SDK does not retry it

@@ -136,6 +136,13 @@ def test_a_long_reply_is_kept_truncated_with_its_length(hostile):
     assert len(head) + len(tail) == MAX_KEPT_CHARS
 
 
+def test_a_redirect_is_not_followed_and_says_where_it_pointed(hostile):
+    message = hostile.refused("redirect")
+    assert "redirected the request (status 307, to http://127.0.0.1:9/v1/messages)" in message
+    assert "set the base URL" in message
+    assert hostile.attacks.launched["redirect"] == 1
+
+
 # -- time ---------------------------------------------------------------------------------- #
 
 

@@ -14,6 +14,7 @@ Attacks (the model name after the provider, e.g. `openai/number`):
   JSON objects), `huge-error` (a 500 with a 50 MB chunked body), `sse` (an OpenAI event stream
   that never ends, for a client that asked to stream);
 - honest compression, which must keep working: `gzip` and `brotli` (a good reply, compressed);
+- elsewhere: `redirect` (307 to another address);
 - time: `drip` (the body a byte every `drip_seconds`), `drip-headers` (the status line and
   headers a byte at a time), `slow-429` (429 with Retry-After: 2, every time);
 - keys: `echo` (the reply's text holds the caller's key in every form below), `echo-error` (a
@@ -253,6 +254,10 @@ class Attacks:
         finally:
             with self._lock:
                 self.dripped.append(sent)
+
+    def _redirect(self, record: dict) -> Fault:
+        # Elsewhere: a port nothing listens on (a client that followed would fail to connect).
+        return Fault("reply", reply=Reply(307, {"moved": True}, {"Location": "http://127.0.0.1:9/v1/messages"}))
 
     def _slow_429(self, record: dict) -> Fault:
         if self.protocol == "anthropic":
