@@ -112,6 +112,7 @@ def test_odd_usage_and_ids_are_dropped_or_bounded_not_trusted(hostile):
     ],
 )
 def test_a_reply_past_the_byte_bound_is_that_items_error_read_once(hostile, attack, says):
+    hostile.ask("fine")  # the SDK imported and set up before memory is counted
     tracemalloc.start()
     try:
         message = hostile.refused(attack)
@@ -120,7 +121,7 @@ def test_a_reply_past_the_byte_bound_is_that_items_error_read_once(hostile, atta
         tracemalloc.stop()
     assert says in message
     # The 1 GB bomb, the 50 MB replies: read no further than the bound (a few MB at a time).
-    assert peak < 48 * MB, f"{peak / MB:.0f} MB held reading a refused reply"
+    assert peak < 24 * MB, f"{peak / MB:.0f} MB held reading a refused reply"
     assert hostile.attacks.launched[attack] == 1  # not asked again: the server would do it again
 
 

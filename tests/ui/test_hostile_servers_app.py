@@ -79,5 +79,8 @@ def test_a_lying_model_fails_only_its_own_cell_and_no_key_reaches_the_visitor(se
     kept += [path for path in SESSION_DIR.rglob("*") if path.is_file() and path.stat().st_mtime >= started - 1]
     assert any(path.name.endswith(".sqlite") for path in kept), "the probe's results were kept somewhere"
     for path in kept:
-        text = path.read_bytes().decode("utf-8", errors="replace")
+        try:
+            text = path.read_bytes().decode("utf-8", errors="replace")
+        except FileNotFoundError:  # another test's session store, swept meanwhile
+            continue
         assert leaks(text, OPENAI_KEY) == [] and leaks(text, ANTHROPIC_KEY) == [], path
