@@ -252,8 +252,9 @@ def main() -> None:
         parser.error(f"no attack named {', '.join(sorted(unknown))} (see --list)")
     attacks = [a for a in ATTACKS if a.name == "idle" or not chosen or a.name in chosen]
 
-    server, base_url, openai_requests = serve_in_subprocess("openai", "No", latency=0.005)
-    other_server, other_url, anthropic_requests = serve_in_subprocess("anthropic", "No", latency=0.005)
+    # hostile: the reply-* attacks ask models whose server lies (any other model is answered "No").
+    server, base_url, openai_requests = serve_in_subprocess("openai", "No", latency=0.005, hostile=True)
+    other_server, other_url, anthropic_requests = serve_in_subprocess("anthropic", "No", latency=0.005, hostile=True)
 
     def requests() -> int:
         return openai_requests() + anthropic_requests()

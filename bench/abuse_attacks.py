@@ -3,6 +3,8 @@ count and time, traffic to 127.0.0.1 only. `ATTACKS` lists them in the order the
 
 from __future__ import annotations
 
+import html
+import re
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -13,6 +15,7 @@ import numpy as np
 from gradio_client import Client, handle_file
 from PIL import Image
 
+from tests.support.hostile_servers import leaks
 from tests.ui.attacker import (
     AppProcess,
     call,
@@ -491,6 +494,46 @@ def sessions_during_evaluation(ctx: Context) -> Outcome:
     return Outcome(f"evaluation whole: {saved} saved" if whole else "", note=f"{note}; {first_words(status, 6)}")
 
 
+# --- replies: model servers that lie (issue 22; the app's servers run with hostile=True, see
+# tests/support/hostile_servers.py: a model named after an attack gets it, any other its answer).
+
+
+def lying_servers(models: list[str]) -> Callable[[Context], Outcome]:
+    """Ask `models`, whose servers lie, beside `openai/fine`, whose server answers, all with the
+    visitor's own key (any model of a provider then). The outcome: the first lying model's cell
+    error (what a visitor reads there), and each model's cell in the note."""
+
+    def attack(ctx: Context) -> Outcome:
+        outputs = ask(ctx, [*models, "openai/fine"], key=VISITOR_KEY)
+        status = warning(outputs[:1])
+        if status:
+            return Outcome(status, note="the whole probe was refused")
+        asked = [*models, "openai/fine"]
+        cells = _cells(str(outputs[1]), asked)
+        cells = {m: cells.get(m, "⚠ failed: no cell for it in the grid") for m in asked}
+        # A failed cell reads "model ⚠ no reply <error>" (or "⚠ failed <why>" when the run stopped).
+        failed = {
+            m: re.split(r"no reply|failed", cell, maxsplit=1)[-1].strip() for m, cell in cells.items() if "⚠" in cell
+        }
+        shown = "; ".join(f"{m}: {'failed' if m in failed else 'answered'}" for m in asked)
+        leaked = any(leaks(text, VISITOR_KEY) for text in texts(outputs))
+        first = next((failed[m] for m in models if m in failed), "")
+        return Outcome(first, note=shown + ("; KEY SHOWN" if leaked else "; no key shown"))
+
+    return attack
+
+
+def _cells(grid: str, models: list[str]) -> dict[str, str]:
+    """Each model's row of the Probe grid, as a visitor reads it."""
+    found: dict[str, str] = {}
+    for row in re.findall(r"<tr>(.*?)</tr>", grid, flags=re.S):
+        plain = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", row)).split())
+        for model in models:
+            if plain.startswith(model) and model not in found:
+                found[model] = plain
+    return found
+
+
 ATTACKS = [
     Attack("idle", lambda ctx: Outcome("")),
     Attack("concurrency", concurrency, shown="Evaluate, concurrency 10^9"),
@@ -542,7 +585,20 @@ ATTACKS = [
         timeout=900,
         shown="300 sessions Ask during another visitor's 1,344-result evaluation",
     ),
-]
+    # --- replies: model servers that lie (issue 22) ---
+    Attack("reply-shapes", lying_servers(["openai/number", "anthropic/parts", "openai/object"]),
+           shown="replies: content a number / a list of parts / an object, + 1 honest model"),
+    Attack("reply-bombs", lying_servers(["openai/bomb", "anthropic/bomb", "openai/bomb-nested"]),
+           shown="replies: 3 gzip bombs (1 MB -> 1 GB), + 1 honest model"),
+    Attack("reply-huge", lying_servers(["openai/huge-chunked", "anthropic/huge", "openai/huge-error"]),
+           shown="replies: 50 MB chunked / announced / as a 500 page, + 1 honest model"),
+    Attack("reply-long", lying_servers(["openai/long", "anthropic/long", "openai/values"]),
+           shown="replies: 1 MB of text x 2, 1M JSON values, + 1 honest model"),
+    Attack("reply-keys", lying_servers(["openai/echo", "anthropic/echo-error", "openai/echo-id"]),
+           shown="replies: the key echoed in 15 forms (text, error, ids), + 1 honest model"),
+    Attack("reply-drip", lying_servers(["openai/drip"]), repeat=False, timeout=400,
+           shown="reply: a byte every 0.5 s (a 200 s reply), + 1 honest model"),
+]  # fmt: skip
 ATTEMPT_TIMEOUT = 90.0
 
 

@@ -12,7 +12,18 @@ from typing import Any
 
 from PIL import Image
 
-from models.base import Backend, LoopLocal, redact
+from models.base import Backend, LoopLocal
+from models.replies import (
+    ReplyTooLarge,
+    bounded_output,
+    count,
+    error_in,
+    failure,
+    field,
+    json_object,
+    text_of,
+    unreadable,
+)
 from models.types import (
     PNG_FAST,
     EncodedImage,
@@ -65,7 +76,15 @@ class AnthropicBackend(Backend):
     def _new_client(self):
         import anthropic
 
-        return anthropic.AsyncAnthropic(api_key=self._key(), base_url=self.base_url)
+        from models.bounded_http import BoundedClient
+
+        # Every reply's bytes and every attempt's time bounded (models/bounded_http.py); a reply
+        # past the byte bound raises an AnthropicError, which the SDK does not ask again for.
+        too_large = type("AnthropicReplyTooLarge", (ReplyTooLarge, anthropic.AnthropicError), {})
+        http = BoundedClient(
+            timeout=anthropic.DEFAULT_TIMEOUT, limits=anthropic.DEFAULT_CONNECTION_LIMITS, too_large=too_large
+        )
+        return anthropic.AsyncAnthropic(api_key=self._key(), base_url=self.base_url, http_client=http)
 
     def hold(self) -> None:
         self._clients.hold()
@@ -74,8 +93,6 @@ class AnthropicBackend(Backend):
         await self._clients.release()
 
     async def generate(self, messages: Sequence[Message], config: GenerateConfig) -> Output:
-        import anthropic
-
         self.check()
         client = self._clients.get()
         image_count = sum(len(m.images) for m in messages)
@@ -92,25 +109,52 @@ class AnthropicBackend(Backend):
         # so Claude runs at its own defaults whatever GenerateConfig says.
         if system_text:
             request["system"] = system_text
+        secrets = [self._key() or ""]
         started = time.perf_counter()
         try:
-            response = await client.with_options(
-                timeout=config.timeout, max_retries=config.max_retries
-            ).messages.create(**request)
-        except anthropic.APIError as exc:
-            raise ProviderError(redact(f"{self.model_id}: {type(exc).__name__}: {exc}", [self._key() or ""])) from None
-        except ValueError as exc:  # a 200 whose body is not JSON: the SDK does not retry it
-            raise ProviderError(f"{self.model_id}: the server's reply was not valid JSON ({exc})") from None
+            # `post` with `cast_to=object` (as `messages.create` posts, retried and timed out
+            # alike): the reply comes back as plain JSON and is read field by field (`_read`),
+            # whatever shape it has, not trusted to be a Message.
+            async with asyncio.timeout(config.deadline):
+                data = await client.post(
+                    "/v1/messages",
+                    body=request,
+                    cast_to=object,
+                    options={"timeout": config.timeout, "max_retries": config.max_retries},
+                )
+        except Exception as exc:  # noqa: BLE001 - every failure is this item's error, redacted
+            raise failure(self.model_id, exc, config, secrets) from None
         latency = time.perf_counter() - started
-        text = "".join(block.text for block in response.content if getattr(block, "type", "") == "text")
-        if not text and response.stop_reason != "refusal":
-            raise ProviderError(f"{self.model_id}: the reply had no text (stop_reason {response.stop_reason})")
-        return Output(
-            text=text,
-            latency=latency,
-            usage=Usage(response.usage.input_tokens, response.usage.output_tokens),
-            raw={"id": response.id, "stop_reason": response.stop_reason},
-        )
+        try:
+            text, usage, raw = _read(data)
+        except ProviderError as exc:
+            raise unreadable(self.model_id, exc, secrets) from None
+        return await bounded_output(text, latency, usage, raw, secrets)
+
+
+def _read(data: Any) -> tuple[str, Usage, dict[str, Any]]:
+    """A message's text (its text blocks; thinking, tool use and other blocks are not the reply),
+    token counts, id and stop reason, from whatever JSON the server sent."""
+    reply = json_object(data)
+    if reply.get("type") == "error" or ("content" not in reply and "error" in reply):
+        raise ProviderError(error_in(reply) or "the server answered with an error")
+    stop = field(reply.get("stop_reason"))
+    try:
+        text = text_of(reply.get("content"))
+    except ProviderError as exc:
+        if stop != "refusal":
+            raise ProviderError(f"{exc} (stop_reason {stop})") from None
+        text = ""  # a refusal without words is still the model's answer
+    if text is None and stop != "refusal":
+        raise ProviderError(f"the reply had no content (stop_reason {stop})")
+    if not text and stop != "refusal":
+        raise ProviderError(f"the reply had no text (stop_reason {stop})")
+    usage = reply.get("usage") if isinstance(reply.get("usage"), dict) else {}
+    return (
+        text or "",
+        Usage(count(usage.get("input_tokens")), count(usage.get("output_tokens"))),
+        {"id": field(reply.get("id")), "stop_reason": stop},
+    )
 
 
 def _to_anthropic(message: Message, max_side: int) -> dict[str, Any]:

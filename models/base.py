@@ -10,6 +10,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from typing import Generic, TypeVar
 
+from models.secrets import REDACTED, redact_secrets
 from models.types import GenerateConfig, Message, Output
 
 
@@ -55,15 +56,27 @@ class Backend(ABC):
 T = TypeVar("T")
 
 _KEY_SHAPES = re.compile(r"\b(sk|pk|key|hf|sess)[-_][A-Za-z0-9_\-]{6,}|\bsk-ant-[A-Za-z0-9_\-]{6,}")
-_KEY_ENV_NAMES = re.compile(r"(API_KEY|_TOKEN|_SECRET)$")
+# Variables that hold secrets: the providers' (OPENAI_API_KEY, ANTHROPIC_API_KEY, HF_TOKEN) and
+# a models file's own (README's example names its variable MY_SERVER_KEY).
+_SECRET_VARIABLE_ENDINGS = ("_KEY", "_TOKEN", "_SECRET", "PASSWORD")
+
+
+def known_secrets(extra_secrets: Sequence[str] = ()) -> list[str]:
+    """Every secret in the environment, and `extra_secrets` (a key typed for one session)."""
+    found = [v for k, v in os.environ.items() if k.upper().endswith(_SECRET_VARIABLE_ENDINGS) and len(v) >= 6]
+    return found + [s for s in extra_secrets if s and len(s) >= 6]
 
 
 def redact(text: str, extra_secrets: Sequence[str] = ()) -> str:
-    """Remove anything that looks like a credential before text reaches a user, log or store."""
-    secrets = [v for k, v in os.environ.items() if _KEY_ENV_NAMES.search(k) and len(v) >= 6]
-    for secret in sorted({*secrets, *(s for s in extra_secrets if s and len(s) >= 6)}, key=len, reverse=True):
-        text = text.replace(secret, "[redacted]")
-    return _KEY_SHAPES.sub("[redacted]", text)
+    """Remove anything that looks like a credential before text reaches a user, log or store:
+    every secret in the environment and `extra_secrets` in any form a server could send it back
+    (see models/secrets.py), and whatever has the shape of a key."""
+    return redact_known(text, known_secrets(extra_secrets))
+
+
+def redact_known(text: str, secrets: Sequence[str]) -> str:
+    """`redact` with the secrets already gathered (`known_secrets`), for many texts at once."""
+    return _KEY_SHAPES.sub(REDACTED, redact_secrets(text, secrets))
 
 
 class LoopLocal(Generic[T]):

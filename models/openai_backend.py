@@ -10,7 +10,8 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from models.base import Backend, LoopLocal, redact
+from models.base import Backend, LoopLocal
+from models.replies import bounded_output, count, error_in, failure, field, json_object, text_of, unreadable
 from models.types import (
     PNG_FAST,
     EncodedImage,
@@ -70,7 +71,12 @@ class OpenAIBackend(Backend):
     def _new_client(self):
         import openai
 
-        return openai.AsyncOpenAI(api_key=self._key() or "not-needed", base_url=self.base_url)
+        from models.bounded_http import BoundedClient
+
+        # The SDK's own connection settings, through a client that bounds every reply's bytes
+        # and every attempt's time (models/bounded_http.py).
+        http = BoundedClient(timeout=openai.DEFAULT_TIMEOUT, limits=openai.DEFAULT_CONNECTION_LIMITS)
+        return openai.AsyncOpenAI(api_key=self._key() or "not-needed", base_url=self.base_url, http_client=http)
 
     def hold(self) -> None:
         self._clients.hold()
@@ -79,9 +85,6 @@ class OpenAIBackend(Backend):
         await self._clients.release()
 
     async def generate(self, messages: Sequence[Message], config: GenerateConfig) -> Output:
-        import openai
-        from openai.types.chat import ChatCompletion
-
         self.check()
         client = self._clients.get()
         # Drawing, decoding or encoding images is work for a thread, off the event loop, so other
@@ -99,41 +102,56 @@ class OpenAIBackend(Backend):
         request["max_completion_tokens" if self.official_api else "max_tokens"] = config.max_tokens
         if config.seed is not None:
             request["seed"] = config.seed
+        secrets = [self._key() or ""]
         started = time.perf_counter()
         try:
             # The SDK's documented `post`, not `chat.completions.create`: `create` walks the
             # whole request against its TypedDicts first (renaming aliased keys, which a chat
             # request has none of), about 0.45 ms a request: 0.18 s of the 1.4 s of CPU a plain
-            # loop spends on 400 requests to a server answering in 10 ms. The reply is parsed,
-            # retried and timed out by the SDK exactly as `create` does.
-            response = await client.post(
-                "/chat/completions",
-                body=request,
-                cast_to=ChatCompletion,
-                options={"timeout": config.timeout, "max_retries": config.max_retries, "security": BEARER},
-            )
-        except openai.APIError as exc:
-            raise ProviderError(redact(f"{self.model_id}: {type(exc).__name__}: {exc}", [self._key() or ""])) from None
-        except ValueError as exc:  # a 200 whose body is not JSON: the SDK does not retry it
-            raise ProviderError(f"{self.model_id}: the server's reply was not valid JSON ({exc})") from None
+            # loop spends on 400 requests to a server answering in 10 ms. The reply is retried
+            # and timed out by the SDK exactly as `create` does, and comes back as plain JSON
+            # (`cast_to=object`): a server's reply is read field by field (`_read`), whatever
+            # shape it has, not trusted to be a ChatCompletion.
+            async with asyncio.timeout(config.deadline):
+                data = await client.post(
+                    "/chat/completions",
+                    body=request,
+                    cast_to=object,
+                    options={"timeout": config.timeout, "max_retries": config.max_retries, "security": BEARER},
+                )
+        except Exception as exc:  # noqa: BLE001 - every failure is this item's error, redacted
+            raise failure(self.model_id, exc, config, secrets) from None
         latency = time.perf_counter() - started
-        if not response.choices:
-            raise ProviderError(f"{self.model_id}: the server sent a reply without choices")
-        message = response.choices[0].message
-        text = message.content
+        try:
+            text, usage, raw = _read(data)
+        except ProviderError as exc:
+            raise unreadable(self.model_id, exc, secrets) from None
+        return await bounded_output(text, latency, usage, raw, secrets)
+
+
+def _read(data: Any) -> tuple[str, Usage, dict[str, Any]]:
+    """A chat completion's text, token counts and id, from whatever JSON the server sent."""
+    reply = json_object(data)
+    choices = reply.get("choices")
+    if not isinstance(choices, list) or not choices:
+        raise ProviderError(error_in(reply) or "the server sent a reply without choices")
+    choice = choices[0] if isinstance(choices[0], dict) else {}
+    message = choice.get("message")
+    if not isinstance(message, dict):
+        raise ProviderError("the reply's first choice held no message")
+    text = text_of(message.get("content"))
+    if text is None:
+        # A model's own refusal arrives in `refusal`; it is the model speaking, so it is the
+        # reply (graded as refused). No content at all is a provider fault.
+        text = text_of(message.get("refusal"), "refusal")
         if text is None:
-            # A model's own refusal arrives in `refusal`; it is the model speaking, so it is the
-            # reply (graded as refused). No content at all is a provider fault.
-            text = getattr(message, "refusal", None)
-            if text is None:
-                raise ProviderError(f"{self.model_id}: the reply had no text content")
-        usage = response.usage
-        return Output(
-            text=text,
-            latency=latency,
-            usage=Usage(usage.prompt_tokens, usage.completion_tokens) if usage else Usage(),
-            raw={"id": response.id, "finish_reason": response.choices[0].finish_reason},
-        )
+            raise ProviderError("the reply had no text content")
+    usage = reply.get("usage") if isinstance(reply.get("usage"), dict) else {}
+    return (
+        text,
+        Usage(count(usage.get("prompt_tokens")), count(usage.get("completion_tokens"))),
+        {"id": field(reply.get("id")), "finish_reason": field(choice.get("finish_reason"))},
+    )
 
 
 def _to_openai(message: Message) -> dict[str, Any]:

@@ -283,8 +283,16 @@ class GenerateConfig:
     max_tokens: int = 512
     temperature: float = 0.0
     seed: int | None = None
+    # Seconds one attempt may take in all (connecting, the headers and the whole reply), not
+    # per read: a server sending its reply a byte at a time is cut off at this deadline too.
     timeout: float = 120.0
-    max_retries: int = 2
+    max_retries: int = 2  # attempts after the first, for the faults the SDK retries
+
+    @property
+    def deadline(self) -> float:
+        """Seconds one request may take, retries and the waits between them included: each
+        attempt's `timeout`, once per attempt (6 minutes by default). Past it the request ends."""
+        return self.timeout * (self.max_retries + 1)
 
     def cache_fields(self) -> dict[str, Any]:
         """What changes the model's answer (timeouts and retries do not)."""

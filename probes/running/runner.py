@@ -272,6 +272,9 @@ class Runner:
         except Exception as exc:  # an SDK's unexpected failure is still one item's error
             message = f"{backend.model_id}: unexpected {type(exc).__name__}: {exc}"
             return await self._in_thread(self._fail, backend, prepared.item, prepared.ref, message, prepared)
+        if not isinstance(output.text, str):  # a backend that let a server's odd reply through
+            message = f"{backend.model_id}: the reply was {type(output.text).__name__}, not text"
+            return await self._in_thread(self._fail, backend, prepared.item, prepared.ref, message, prepared)
         return await self._in_thread(self._finish, backend, prepared, output, True)
 
     async def _draw_ahead(self, items: Sequence[Item]) -> None:

@@ -29,12 +29,15 @@ class Fault:
 
     kind: "reply" (send `reply`, e.g. a 429 with Retry-After), "drop" (close the connection
     without a reply), "slow" (wait `seconds`, then answer), "invalid-json" (200 with a broken
-    body), "empty" (200 with no choices / no content).
+    body), "empty" (200 with no choices / no content), "raw" (`write(handler)` writes whatever
+    bytes it likes to the connection, which is closed afterwards: a reply dripped a byte at a
+    time, chunked without end, compressed; see tests/support/hostile_servers.py).
     """
 
     kind: str
     reply: Reply | None = None
     seconds: float = 0.0
+    write: Callable[[Any], None] | None = None
 
 
 @dataclass
@@ -72,6 +75,15 @@ class _HTTPServer(ThreadingHTTPServer):
                 sock.shutdown(socket.SHUT_RDWR)
             except OSError:
                 pass
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client hanging up mid-reply is what a client should do to a hostile reply (see
+        # tests/support/hostile_servers.py), not the server's failure: no traceback for it.
+        import sys
+
+        if isinstance(sys.exc_info()[1], (ConnectionResetError, BrokenPipeError)):
+            return
+        super().handle_error(request, client_address)
 
     def server_bind(self) -> None:
         # HTTPServer.server_bind() calls socket.getfqdn(), which can stall for
@@ -276,6 +288,14 @@ class _FakeServerBase(abc.ABC):
                 time.sleep(injected.seconds)
             elif injected.kind == "reply":
                 h.send_reply(injected.reply)
+                return
+            elif injected.kind == "raw":
+                h.close_connection = True
+                try:
+                    injected.write(h)
+                    h.wfile.flush()
+                except OSError:  # the client hung up, as it should on a hostile reply
+                    pass
                 return
             elif injected.kind == "invalid-json":
                 h.send_reply(Reply(200, b'{"id": "chatcmpl-x", "choices": [', {"Content-Type": "application/json"}))

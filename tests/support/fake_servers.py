@@ -200,8 +200,11 @@ def roles(body: dict) -> list[str]:
     return out
 
 
-def serve_in_subprocess(protocol: str = "openai", reply: str = "Yes", latency: float = 0.0):
+def serve_in_subprocess(protocol: str = "openai", reply: str = "Yes", latency: float = 0.0, hostile: bool = False):
     """Start a fake server in its own process (so it does not share the caller's GIL).
+
+    `hostile`: models named after an attack of tests/support/hostile_servers.py (`bomb`,
+    `echo`, `number` ...) get that attack; every other model its good answer.
 
     Returns (process, base_url, request_count) where request_count() asks the server.
     """
@@ -213,7 +216,9 @@ def serve_in_subprocess(protocol: str = "openai", reply: str = "Yes", latency: f
         "import sys, time\n"
         "from tests.support.fake_servers import FakeOpenAIServer, FakeAnthropicServer\n"
         f"cls = FakeOpenAIServer if {protocol!r} == 'openai' else FakeAnthropicServer\n"
-        f"server = cls(responder=lambda body: {reply!r}, latency={latency!r}).start()\n"
+        "from tests.support.hostile_servers import Attacks\n"
+        f"fault = Attacks({protocol!r}) if {hostile!r} else None\n"
+        f"server = cls(responder=lambda body: {reply!r}, latency={latency!r}, fault=fault).start()\n"
         "print(server.base_url, flush=True)\n"
         "while True: time.sleep(3600)\n"
     )
