@@ -25,7 +25,7 @@ from ui.mining import build_mining
 from ui.probe import build_probe
 from ui.scoreboard import build_scoreboard
 from ui.scoreboard_data import EXPORTS
-from ui.sessions import SESSIONS
+from ui.sessions import SESSIONS, sweep_links
 from ui.stimuli import LAB_DIR, build_stimuli
 
 CSS = (Path(__file__).parent / "assets" / "app.css").read_text(encoding="utf-8")
@@ -36,7 +36,7 @@ def build_demo() -> gr.Blocks:
     # Every variable the engine reads, the models file among them: one that does not parse stops
     # the app here, with what to write instead, not a visitor's request later.
     check_settings()
-    start_sweeper([IMAGE_FILES, LAB_DIR, EXPORTS, MINING_DIR], also=[SESSIONS.sweep])
+    start_sweeper([IMAGE_FILES, LAB_DIR, EXPORTS, MINING_DIR], also=[SESSIONS.sweep, sweep_links])
     # Gradio's own cache (uploads, served files) is emptied of files older than an hour, hourly.
     with gr.Blocks(title="Perception playground", delete_cache=(3600, 3600)) as demo:
         gr.Markdown("# Perception playground\nHow do vision-language models actually see? Probe them side by side.")

@@ -68,7 +68,9 @@ def mode_text(bounds: Limits) -> str:
             "## This playground is public\n\nAnyone can use it, so it runs with bounds: no data folders or "
             "server paths, local models only as the operator set them up, your evaluations and probes kept "
             "in your own session (deleted an hour after you leave), and a budget of requests on the "
-            "Space's keys. Paste your own key under *API keys* to go past the budget."
+            "Space's keys (below). An answer this Space already has (a demo its operator prepared, or one "
+            "another visitor's request bought) costs nothing. Past a budget, paste your own key under "
+            "*API keys*: your own key's requests are never counted."
         )
     else:
         head = "## This playground runs locally\n\nEverything is open to you; the bounds below only guard against mistakes."
@@ -87,7 +89,8 @@ def mode_text(bounds: Limits) -> str:
          f"and {bounds.max_upload_bytes // 2**20} MB"),
         ("Text in one field", f"{bounds.max_text:,} characters"),
         ("Time one request may work", f"{bounds.deadline:g} s"),
-        ("Requests on the server's keys", "; ".join(budgets) if budgets else "no budget set"),
+        ("Requests on the server's keys", ("; ".join(budgets) if budgets else "no budget set")
+         + (" (the defaults: the operator set no budget)" if bounds.default_budgets else "")),
     ]  # fmt: skip
     table = "\n".join(["| bound | here |", "| --- | --- |", *(f"| {name} | {value} |" for name, value in rows)])
     return f"{head}\n\n{table}\n"

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import functools
 import json
-import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from gradio import utils as gradio_utils
 from PIL import Image
@@ -21,9 +20,9 @@ from PIL import Image
 from probes.benchmarks.custom import UploadSet
 from probes.core.benchmark import Benchmark
 from probes.core.errors import BenchmarkError, InputRejected, LimitExceeded, UsageError
-from probes.core.params import parse_params, single_values
 from probes.core.registry import generated_families, get_benchmark
 from probes.core.types import AnswerKind, Item
+from probes.demo.examples import generated_choice
 from probes.files.images import check_image_file
 from probes.running.limits import current as limits
 
@@ -70,26 +69,9 @@ def upload_roots() -> list[Path]:
 
 def generated_spec(task: str, params_text: str, seed: int) -> ItemSpec:
     """One stimulus of `task`: the parameters given are fixed; the others are drawn from the
-    paper's values with the seed."""
-    fixed = single_values(parse_params(params_text))
-    families = generated_families()
-    if task not in families:
-        raise BenchmarkError(f"{task!r} is not a generated task; choose one of {', '.join(families)}")
-    known = families[task].params
-    unknown = set(fixed) - set(known) - {"prompt"}
-    if unknown:
-        raise BenchmarkError(f"{task} has no parameter {', '.join(sorted(unknown))}; it has {', '.join(known)}")
-    rng = random.Random(f"{task}:{seed}")
-    chosen = {
-        name: [fixed[name]] if name in fixed else [str(_plain(rng.choice(spec.default)))]
-        for name, spec in known.items()
-    }
-    if "seed" in known and "seed" not in fixed:
-        chosen["seed"] = [str(seed)]
-    if "prompt" in fixed:
-        chosen["prompt"] = [fixed["prompt"]]
-    items = benchmark_of(task, params=chosen).items()
-    return ItemSpec("generated", task, rng.randrange(len(items)), params=chosen)
+    paper's values with the seed (`probes.demo.examples.generated_choice`)."""
+    chosen, index = generated_choice(task, params_text, seed, lambda name, params: benchmark_of(name, params=params))
+    return ItemSpec("generated", task, index, params=chosen)
 
 
 def benchmark_spec(benchmark_id: str, data: str | None, index: int) -> ItemSpec:
@@ -170,9 +152,3 @@ def describe(
 
 def _same(image: Image.Image) -> Image.Image:
     return image
-
-
-def _plain(value: Any) -> Any:
-    if hasattr(value, "denominator") and not isinstance(value, int):
-        return f"{value.numerator}/{value.denominator}"
-    return value

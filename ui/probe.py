@@ -15,16 +15,18 @@ from typing import Any
 import gradio as gr
 
 from models.hf_backend import loaded_models, loading_progress
-from models.types import ImagePart, fit_within
+from models.types import ImagePart, Output, fit_within
 from probes.asking.prompting import assemble_prompt
 from probes.core.benchmark import Benchmark
 from probes.core.errors import RunError, UsageError
 from probes.core.registry import benchmark_ids
 from probes.core.types import Item, Origin, Result
+from probes.demo.conditions import CONDITIONS, probe_config
 from probes.files.images import check_image_file
 from probes.running.deadline import run_within
 from probes.running.limits import current as limits
 from probes.running.limits import whole_number
+from probes.running.link_store import KEEP_DAYS, expired, new_link_id, today
 from probes.running.runner import Progress, RunPlan, preflight
 from ui import items as item_choice
 from ui import probe_examples as examples
@@ -40,9 +42,9 @@ from ui.common import (
     user_message,
     with_key_parameters,
 )
-from ui.probe_grid import CONDITIONS, DEFAULT_CONDITIONS, Cell, Sent, grid_html, prompts_html, sent_as
-from ui.probe_share import decode, encode, probe_config, replay
-from ui.sessions import Lease, cache_reading, lease_off_loop, release_after, room_for, run_store
+from ui.probe_grid import DEFAULT_CONDITIONS, Cell, Sent, grid_html, prompts_html, sent_as
+from ui.probe_share import decode, encode, replay
+from ui.sessions import Lease, cache_reading, lease_off_loop, link_store, release_after, room_for, run_store
 
 MAX_MODELS = 4
 MAX_IMAGES = 4  # image slots on the stage; an item with more shows the first four
@@ -281,7 +283,10 @@ async def probe(
         return
     assert lease is not None
     cells = {(m, n): Cell("failed", message=refused[m]) if m in refused else Cell() for m in models for n in names}
-    query = _query(spec, models, names)
+    # On a public Space a probe's link carries an id under which the answers paid with the
+    # visitor's own key are kept (30 days), so that the link replays them for anyone.
+    link = new_link_id() if limits().public else None
+    query = _query(spec, models, names, link)
     try:
         yield [_status(f"Asking {len(models)} model(s) under {len(names)} condition(s)…"),
                grid_html(item, models, names, cells, sent), prompts, gr.update()]  # fmt: skip
@@ -295,6 +300,7 @@ async def probe(
     paid = [backends[m].model_id for m in backends if paid_by_server(m, keys)]
     store = run_store(lease, paid, private=not benchmark.cache_images)
     spend = spender(request, keys)
+    kept: list[tuple[str, Output]] = []  # replies to keep under the link (not the Space's to share)
 
     async def ask_condition(name: str) -> None:
         """Every model under one condition: the API models in one run, so the item's images are
@@ -327,6 +333,10 @@ async def probe(
             if model is not None and model not in answered:
                 answered.add(model)
                 done.put_nowait((model, name, Cell("done", result)))
+                if link and result.cache_key and result.reply is not None and result.model not in paid:
+                    # Not in the Space's shared cache (bought with the visitor's own key, or free):
+                    # kept for the link, so that it replays for anyone who opens it.
+                    kept.append((result.cache_key, Output(result.reply, result.latency or 0.0)))
 
         failure = "no reply"
         try:
@@ -371,6 +381,8 @@ async def probe(
             finished += 1
             cells[(model, name)] = cell
             last = finished == total
+            if last and kept:
+                await asyncio.to_thread(link_store().keep, link, kept)
             status = f"{finished} of {total} answered" + (
                 " · the address now replays this probe" if last and query else ""
             )
@@ -423,19 +435,22 @@ def _sent(benchmark: Benchmark, item: Item, names: Sequence[str]) -> dict[str, S
     return sent
 
 
-def _query(spec: item_choice.ItemSpec | None, models: Sequence[str], names: Sequence[str]) -> str:
-    encoded = encode(spec, models, names) if spec is not None else None
+def _query(spec: item_choice.ItemSpec | None, models: Sequence[str], names: Sequence[str], link: str | None) -> str:
+    encoded = encode(spec, models, names, link, today() if link else None) if spec is not None else None
     return f"?probe={encoded}" if encoded else ""
 
 
 # --- a link that replays ------------------------------------------------------------------------
 
 
-def _replayed(cells: dict[tuple[str, str], Cell]) -> str:
+def _replayed(cells: dict[tuple[str, str], Cell], too_old: bool = False) -> str:
     """What a replay found, said as it is: nothing was sent, and what was not in the cache."""
     missing = sum(1 for cell in cells.values() if cell.state == "missing")
     if not missing:
         return "Replayed from the cache: nothing was sent. Press Ask to ask again."
+    if too_old:
+        return (f"This link is more than {KEEP_DAYS} days old: the answers kept for it have expired "
+                f"({missing} of {len(cells)} not found). Press Ask to ask again.")  # fmt: skip
     found = sum(1 for cell in cells.values() if cell.state == "done")
     return f"Replayed {found} of {len(cells)} answers from the cache (nothing was sent); {missing} not in the cache: press Ask to ask them."
 
@@ -453,11 +468,12 @@ def replay_link(request: gr.Request) -> list[Any]:
             unchanged[stage_size + 1] = gr.update(value=loaded[-1])
         return unchanged
     try:
-        spec, models, names = decode(limits().text("link", value))
+        shared = decode(limits().text("link", value))
+        spec, models, names = shared.spec, shared.models, shared.conditions
         benchmark, item = item_choice.resolve(spec)
-        with cache_reading(request) as reader:
+        with cache_reading(request, shared.link) as reader:
             cells = replay(spec, models, names, reader)
-        stage = _stage(spec, _status(_replayed(cells)))
+        stage = _stage(spec, _status(_replayed(cells, expired(shared.day))))
         boxes = [gr.update(value=models[i] if i < len(models) else None) for i in range(MAX_MODELS)]
         sent = _sent(benchmark, item, names)
         return [*stage, *boxes, gr.update(value=names), grid_html(item, models, names, cells, sent),

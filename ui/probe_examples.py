@@ -9,15 +9,14 @@ one of our own pictures asked as an upload would be.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 from PIL import Image
 
-from probes.core.params import parse_params
-from ui.items import ItemSpec, benchmark_of, generated_spec, resolve
+from probes.demo.examples import ASSETS, BY_TITLE, EXAMPLES, FIRST, Example, example_choice
+from ui.items import ItemSpec, benchmark_of, resolve
 
-ASSETS = Path(__file__).resolve().parent.parent / "assets"
+__all__ = ["BY_TITLE", "EXAMPLES", "FIRST", "Example", "gallery", "spec_of"]
 # Drawn once and kept with the app (`python -m ui.probe_examples` draws them again; a test checks
 # they match): building an illusion needs pyllusion, whose import alone takes seconds, and the
 # page must show itself at once.
@@ -25,48 +24,14 @@ THUMBNAILS = ASSETS / "examples"
 THUMBNAIL = 240
 
 
-@dataclass(frozen=True)
-class Example:
-    title: str
-    benchmark: str = ""
-    params: str = ""  # NAME=VALUE pairs fixing the stimulus (the rest drawn with the seed)
-    seed: int = 0
-    upload: str = ""  # an image under assets/, asked as an upload
-    question: str = ""
-    answer: str = ""
-
-
-EXAMPLES = (
-    Example("Two circles that almost touch", "blind/touching-circles",
-            "gap=0.05 diameter=1/5 canvas=769 orientation=horizontal prompt=touching"),
-    Example("How often do the lines cross?", "blind/line-intersections", "intersections=2 thickness=2 resolution=768"),
-    Example("Count the interlocking rings", "blind/olympic-circles", "count=7 canvas=769 colour=colored"),
-    Example("Squares in squares", "blind/nested-squares", "depth=4 thickness=3"),
-    Example("Which letter is circled?", "blind/circled-letter", "word=Subdermatoglyphic prompt=circled", seed=3),
-    Example("Rows and columns of a table", "blind/grid-count", "grid=text n=6 shape=wide canvas=1250"),
-    Example("Paths on a subway map", "blind/subway-paths", "paths=3 canvas=512 thickness=10"),
-    Example("Mueller-Lyer: which line is longer?", "illusion/mueller-lyer",
-            "difference=0.06565 illusion_strength=42 inducers=with canvas=768"),
-    Example("Ebbinghaus: which disc is bigger?", "illusion/ebbinghaus",
-            "difference=0.11066 illusion_strength=1.74 inducers=with canvas=768"),
-    Example("Your own picture (an upload)", upload="samples/shitsukan/glass.png",
-            question="Is the object in the picture transparent? Answer yes or no.", answer="yes"),
-)  # fmt: skip
-BY_TITLE = {example.title: example for example in EXAMPLES}
-FIRST = EXAMPLES[0]
-
-
 def spec_of(example: Example) -> ItemSpec:
+    """The Example on the stage: the same item `probes.demo.examples.example_item` builds (so
+    the requests a prepared demo answered are the ones a visitor sends)."""
     if example.upload:
-        return ItemSpec("upload", paths=(str(ASSETS / example.upload),), question=example.question,
+        return ItemSpec("upload", paths=(str(example.upload_path),), question=example.question,
                         answer=example.answer)  # fmt: skip
-    spec = generated_spec(example.benchmark, example.params, example.seed)
-    # Every parameter the example names is kept; the index picks the prompt it names, if any.
-    named = parse_params(example.params)
-    items = benchmark_of(spec.benchmark, params=spec.params).items()
-    wanted = named.get("prompt", [None])[0]
-    index = next((i for i, item in enumerate(items) if wanted is None or item.params.get("prompt") == wanted), 0)
-    return ItemSpec("generated", spec.benchmark, index, params=spec.params)
+    params, index = example_choice(example, lambda task, chosen: benchmark_of(task, params=chosen))
+    return ItemSpec("generated", example.benchmark, index, params=params)
 
 
 def thumbnail_path(example: Example) -> Path:

@@ -20,20 +20,9 @@ from dataclasses import dataclass
 from PIL import Image
 
 from models.types import ImagePart, Message, fit_within
-from probes.core.types import AnswerKind, Condition, Item, Mode, Result, Status
+from probes.core.types import AnswerKind, Item, Result, Status
 
-# Each condition is one change from the item as asked, never a pile of them.
-CONDITIONS: dict[str, Condition] = {
-    "as asked": Condition(Mode(), "none"),
-    "4-shot": Condition(Mode(4), "none"),
-    "chain of thought": Condition(Mode(0, True), "none"),
-    "upside down": Condition(Mode(), "flip-vertical"),
-    "mirror": Condition(Mode(), "flip-horizontal"),
-    "grayscale": Condition(Mode(), "grayscale"),
-    "smaller (256 px)": Condition(Mode(), "resize-256"),
-    "no image": Condition(Mode(), "no-image"),
-    "options rotated": Condition(Mode(), "rotate-options-1"),
-}
+# Each condition is one change from the item as asked, never a pile of them (probes.demo.conditions).
 DEFAULT_CONDITIONS = ("as asked",)
 THUMBNAIL = 160  # px, the longer side of a prompt's image in the prompt panel
 # Where a cached answer was found beyond the visitor's own store (probes/running/store_chain.py).

@@ -12,12 +12,14 @@ import base64
 import binascii
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from models.types import BackendError, GenerateConfig
+from models.types import BackendError
 from probes.asking.prompting import assemble_prompt
 from probes.core.errors import ProbeError, UsageError
-from probes.core.types import Condition, ItemRef, Origin
+from probes.core.types import ItemRef, Origin
+from probes.demo.conditions import CONDITIONS, probe_config
 from probes.reading.grading import grade_reply
 from probes.running import answerers
 from probes.running.limits import current as limits
@@ -25,19 +27,27 @@ from probes.running.runner import cache_key
 from probes.running.store_chain import SERVED_FROM, CacheReader
 from ui.common import catalogue_ids, endpoints
 from ui.items import ItemSpec, resolve
-from ui.probe_grid import CONDITIONS, Cell
+from ui.probe_grid import Cell
 
 MAX_LINK = 4_000  # characters of the `probe` value
 MAX_MODELS = 4
 
 
-def probe_config(condition: Condition) -> GenerateConfig:
-    """The settings of a Probe tab request: as `python -m probes run` (seed 0), so the CLI,
-    Evaluate and this tab share the cache."""
-    return GenerateConfig(max_tokens=condition.mode.max_tokens, seed=0)
+@dataclass(frozen=True)
+class Shared:
+    """What a link names: the item, the models and conditions, and (on a public Space) the id
+    under which the sharer's own-key answers are kept and the day the link was made."""
+
+    spec: ItemSpec
+    models: list[str]
+    conditions: list[str]
+    link: str | None = None
+    day: int | None = None
 
 
-def encode(spec: ItemSpec, models: Sequence[str], conditions: Sequence[str]) -> str | None:
+def encode(
+    spec: ItemSpec, models: Sequence[str], conditions: Sequence[str], link: str | None = None, day: int | None = None
+) -> str | None:
     """The `probe` query value for this probe, or None when it cannot be shared (an upload)."""
     if spec.source == "upload":
         return None
@@ -45,11 +55,13 @@ def encode(spec: ItemSpec, models: Sequence[str], conditions: Sequence[str]) -> 
                             "c": list(conditions)}  # fmt: skip
     if spec.params:
         data["p"] = spec.params
+    if link:
+        data["k"], data["d"] = link, day
     raw = json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode()
     return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
 
 
-def decode(value: str) -> tuple[ItemSpec, list[str], list[str]]:
+def decode(value: str) -> Shared:
     """The probe a link names; UsageError for anything that is not one (a link is visitor input)."""
     broken = UsageError("this link does not name a probe (it may have been cut short)")
     if not value or len(value) > MAX_LINK:
@@ -69,11 +81,13 @@ def decode(value: str) -> tuple[ItemSpec, list[str], list[str]]:
         and isinstance(conditions, list) and all(c in CONDITIONS for c in conditions) and conditions
         and isinstance(params, dict)
         and all(isinstance(k, str) and isinstance(v, list) and all(isinstance(x, str) for x in v) for k, v in params.items())
+        and (data.get("k") is None or (isinstance(data["k"], str) and len(data["k"]) <= 64))
+        and (data.get("d") is None or (isinstance(data["d"], int) and not isinstance(data["d"], bool)))
     )  # fmt: skip
     if not ok:
         raise broken
     spec = ItemSpec(data["s"], data["b"], data["i"], params=params)
-    return spec, models, conditions
+    return Shared(spec, models, conditions, data.get("k"), data.get("d"))
 
 
 def replay(

@@ -21,6 +21,7 @@ import gradio as gr
 from probes.core.errors import LimitExceeded
 from probes.running.budget import Budget
 from probes.running.limits import current as limits
+from probes.running.link_store import LinkStore
 from probes.running.store import Store, default_path
 from probes.running.store_chain import CacheReader, StoreChain
 from ui import identity
@@ -77,17 +78,30 @@ def run_store(lease: Lease, paid: Iterable[str] = (), private: bool = False) -> 
     return StoreChain(lease.store, shared_cache(), shared_store(), paid=frozenset(paid), private=private)
 
 
+@functools.cache
+def link_store() -> LinkStore:
+    """Replies a public Space keeps for shared links (probes/running/link_store.py)."""
+    return LinkStore(default_path().with_name("links.sqlite"))
+
+
+def sweep_links() -> None:
+    """Replies kept for links past their days go (on a public Space: only it keeps any)."""
+    if limits().public:
+        link_store().sweep()
+
+
 @contextmanager
-def cache_reading(request: gr.Request | None) -> Iterator[CacheReader]:
+def cache_reading(request: gr.Request | None, link: str | None = None) -> Iterator[CacheReader]:
     """Where a replay looks answers up, in the order a run reads them (the visitor's own store,
-    the shared cache, the operator's), for the length of the block."""
+    the shared cache, the replies kept for this link, the operator's), for the length of the block."""
     if not limits().public:
         yield CacheReader([(None, shared_store())])
         return
     own = SESSIONS.lease(visitor(request).session, create=False)
     try:
         mine = [(None, own.store)] if own is not None else []
-        yield CacheReader([*mine, ("shared", shared_cache()), ("demo", shared_store())])
+        kept = [("link", link_store().reader(link))] if link else []
+        yield CacheReader([*mine, ("shared", shared_cache()), *kept, ("demo", shared_store())])
     finally:
         if own is not None:
             own.release()

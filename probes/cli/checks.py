@@ -47,18 +47,24 @@ class OneLineParser(argparse.ArgumentParser):
         sys.exit(2)
 
 
-def check_run_options(args: argparse.Namespace) -> None:
-    """`run`'s numeric options and the variables it reads, all before anything is built or sent."""
+def check_asking_options(args: argparse.Namespace) -> None:
+    """What every command that asks models checks first: the variables it reads, the providers'
+    addresses, --limit and --concurrency."""
     image_cache.max_bytes_from_env()
     drawing_process.enabled()
     for provider in {model.partition("/")[0] for model in args.model}:
         settings.base_url(provider)
-    if args.shots < 0:
-        raise UsageError("--shots must be 0 or more")
     if args.limit is not None and args.limit < 1:
         raise UsageError("--limit must be at least 1")
     if args.concurrency is not None and not 1 <= args.concurrency <= MAX_CONCURRENCY:
         raise UsageError(f"--concurrency must be from 1 to {MAX_CONCURRENCY}, got {args.concurrency}")
+
+
+def check_run_options(args: argparse.Namespace) -> None:
+    """`run`'s numeric options and the variables it reads, all before anything is built or sent."""
+    check_asking_options(args)
+    if args.shots < 0:
+        raise UsageError("--shots must be 0 or more")
     if args.max_tokens is not None and not 1 <= args.max_tokens <= MAX_TOKENS:
         raise UsageError(f"--max-tokens must be from 1 to {MAX_TOKENS:,}, got {args.max_tokens}")
     if not math.isfinite(args.temperature) or not 0 <= args.temperature <= MAX_TEMPERATURE:

@@ -17,6 +17,7 @@ from models import registry as model_registry
 from models.types import BackendError
 from probes.asking import perturb
 from probes.cli.checks import OneLineParser, load_endpoints, store_problem, system_problem, writable_folder
+from probes.cli.demo_command import add_demo_arguments
 from probes.cli.internal_errors import log_internal_error
 from probes.cli.progress import ProgressBar
 from probes.cli.report_command import add_report_arguments
@@ -152,6 +153,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     importer.add_argument("--store", help=f"results database (default {default_path()})")
     importer.set_defaults(handler=cmd_import)
+
+    add_demo_arguments(
+        commands.add_parser(
+            "prepare-demo", help="ask models every Example under every Probe condition, into the store a Space serves"
+        )
+    )
 
     report = commands.add_parser("report", help="accuracy tables, paired comparisons, fits from the results store")
     add_report_arguments(report)

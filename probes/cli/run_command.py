@@ -50,7 +50,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         total = sum(len(plan.items) for plan in plans) * len(backends)
         bar = ProgressBar(total, f"{benchmark.id} {mode.label}")
         progress = Progress(total=total)
-        results = asyncio.run(_run_stoppable(plans, store, bar, stop, progress))
+        results = asyncio.run(run_stoppable(plans, store, bar, stop, progress))
         bar.close()
         if stop.requested:
             left = progress.total - progress.done
@@ -58,10 +58,10 @@ def cmd_run(args: argparse.Namespace) -> int:
                   "Run the same command to continue: only those are asked.", file=sys.stderr)  # fmt: skip
             return EXIT_INTERRUPTED
     print(table(aggregate(results)))
-    return _report_errors(results)
+    return report_errors(results)
 
 
-async def _run_stoppable(
+async def run_stoppable(
     plans: list[RunPlan], store: Store, bar: ProgressBar, stop: Stop, progress: Progress
 ) -> list[Result]:
     loop = asyncio.get_running_loop()
@@ -92,7 +92,7 @@ async def _run_stoppable(
             pass
 
 
-def _report_errors(results: list[Result]) -> int:
+def report_errors(results: list[Result]) -> int:
     """Exit status 1 when items ended in error, saying whether running again can help."""
     errors = [r for r in results if r.status is Status.ERROR]
     if not errors:

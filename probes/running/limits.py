@@ -6,8 +6,9 @@ bounds are tighter there and server paths are off limits; locally the same bound
 room for a researcher's work (`PROBE_MAX_ITEMS` raises the design bound).
 
 Budgets (requests on the server's keys): `PROBE_SESSION_BUDGET` per browser session,
-`PROBE_CLIENT_BUDGET` per client address and `PROBE_GLOBAL_BUDGET` per hour across everyone. A
-value that does not parse stops the app at start (`Limits.from_environment` raises).
+`PROBE_CLIENT_BUDGET` per client address and `PROBE_GLOBAL_BUDGET` per hour across everyone;
+unset on a public Space, `DEFAULT_BUDGETS` apply (a Space's key is never unmetered). A value that
+does not parse stops the app at start (`Limits.from_environment` raises).
 
 Who a client is: `PROBE_TRUSTED_PROXIES` proxies in front of the app append the address they saw
 to X-Forwarded-For (1 on a Space, else 0); the entry that many places from the right is the
@@ -25,6 +26,15 @@ from pathlib import Path
 from probes.core.errors import LimitExceeded, UsageError
 
 MAX_CONCURRENCY = 64
+# A public Space's budgets when its operator set none: a key on a Space is never unmetered. Sized
+# for a demo of a few hundred visitors a day: a visitor's probes of a few items, four models and
+# a couple of conditions fit in a session (answers a prepared demo or an earlier visitor already
+# bought cost nothing); one address (a classroom behind one router) gets two sessions' worth an
+# hour; and the whole Space at most 600 requests an hour, about $1-$2 an hour on a small vision
+# model's prices (a few US cents per 100 image requests), a bill an operator notices before it
+# hurts. Each budget is a variable to set (PROBE_SESSION_BUDGET ...); a visitor past one pastes
+# their own key.
+DEFAULT_BUDGETS = {"PROBE_SESSION_BUDGET": 40, "PROBE_CLIENT_BUDGET": 80, "PROBE_GLOBAL_BUDGET": 600}
 # Proxies in front of the app that append to X-Forwarded-For: a Space has 1; a chain longer than
 # this is a typo (and would make every client's address the socket peer's).
 MAX_PROXIES = 16
@@ -46,6 +56,7 @@ class Limits:
     session_budget: int | None = None
     client_budget: int | None = None
     global_budget: int | None = None  # per hour
+    default_budgets: bool = False  # public, and the operator set no budget: DEFAULT_BUDGETS apply
     hf_models: tuple[str, ...] = ()  # in public mode, the only local models a visitor may ask
     allowed_models: tuple[str, ...] = ()  # in public mode, model ids on the server's keys beyond the catalogue
     trusted_proxies: int = 0  # proxies in front of the app that append to X-Forwarded-For
@@ -67,9 +78,10 @@ class Limits:
             max_eval_results=5_000 if public else local_items,
             max_visitor_results=5_000,
             deadline=120.0 if public else 3600.0,
-            session_budget=_whole(env, "PROBE_SESSION_BUDGET"),
-            client_budget=_whole(env, "PROBE_CLIENT_BUDGET"),
-            global_budget=_whole(env, "PROBE_GLOBAL_BUDGET"),
+            session_budget=_budget(env, "PROBE_SESSION_BUDGET", public),
+            client_budget=_budget(env, "PROBE_CLIENT_BUDGET", public),
+            global_budget=_budget(env, "PROBE_GLOBAL_BUDGET", public),
+            default_budgets=public and not any(env.get(name, "").strip() for name in DEFAULT_BUDGETS),
             hf_models=_listed(env, "PROBE_HF_MODELS"),
             allowed_models=_listed(env, "PROBE_ALLOWED_MODELS"),
             trusted_proxies=_whole(
@@ -246,6 +258,11 @@ def _whole(
         above = f"from {low:,} to {high:,}" if high is not None else f"of {low:,} or more"
         raise UsageError(f"{name}={shown!r}: write a number of {what} {above}")
     return int(value)
+
+
+def _budget(env, name: str, public: bool) -> int | None:
+    """A budget as set; unset, none locally and the default on a public Space."""
+    return _whole(env, name, default=DEFAULT_BUDGETS[name] if public else None)
 
 
 _current: Limits | None = None

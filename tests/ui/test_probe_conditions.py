@@ -15,12 +15,13 @@ from PIL import Image
 from playwright.sync_api import expect
 
 from probes.asking import perturb
+from probes.demo.conditions import CONDITIONS
 from tests.conftest import shapes_image
 from tests.ui.conftest import screenshot
 from tests.ui.test_probe_tab import PHONE, tick, upload
 from ui import probe_examples as examples
 from ui.items import resolve
-from ui.probe_grid import CONDITIONS, shown_answer
+from ui.probe_grid import shown_answer
 
 MUELLER_LYER = "Mueller-Lyer: which line is longer?"
 

@@ -22,6 +22,7 @@ from probes.core.errors import ProbeError, UsageError
 from probes.core.params import parse_params
 from probes.core.selection import select_items
 from probes.core.types import Condition, Item, ItemRef, Origin, Result
+from probes.demo.conditions import probe_config
 from probes.reading.grading import grade_reply
 from probes.running.limits import current as limits
 from probes.running.limits import whole_number
@@ -29,7 +30,6 @@ from probes.running.runner import RunPlan, cache_key, run
 from ui import items as item_choice
 from ui import probe_examples as examples
 from ui.common import backend_for, charge, paid_by_server, user_message
-from ui.probe_share import probe_config
 from ui.sessions import lease_for, reading
 
 CLASSES = Classes()
