@@ -22,10 +22,11 @@ from ui.evaluate import build_evaluate
 from ui.human import build_human
 from ui.mining import WORK as MINING_DIR
 from ui.mining import build_mining
+from ui.my_results import FOLDER as MY_RESULTS
 from ui.probe import build_probe
 from ui.scoreboard import build_scoreboard
 from ui.scoreboard_data import EXPORTS
-from ui.sessions import SESSIONS, sweep_links
+from ui.sessions import SESSIONS, remember_visitor, sweep_links, visitor_state
 from ui.stimuli import LAB_DIR, build_stimuli
 
 CSS = (Path(__file__).parent / "assets" / "app.css").read_text(encoding="utf-8")
@@ -36,11 +37,13 @@ def build_demo() -> gr.Blocks:
     # Every variable the engine reads, the models file among them: one that does not parse stops
     # the app here, with what to write instead, not a visitor's request later.
     check_settings()
-    start_sweeper([IMAGE_FILES, LAB_DIR, EXPORTS, MINING_DIR], also=[SESSIONS.sweep, sweep_links])
+    start_sweeper([IMAGE_FILES, LAB_DIR, EXPORTS, MINING_DIR, MY_RESULTS], also=[SESSIONS.sweep, sweep_links])
     # Gradio's own cache (uploads, served files) is emptied of files older than an hour, hourly.
     with gr.Blocks(title="Perception playground", delete_cache=(3600, 3600)) as demo:
         gr.Markdown("# Perception playground\nHow do vision-language models actually see? Probe them side by side.")
         class_tokens = browser_tokens()
+        # Who this browser is, across reloads: its results, budgets and name tag stay its own.
+        visitor = visitor_state()
         with gr.Tabs() as tabs:
             with gr.Tab("Probe", id="probe"):
                 probe = build_probe()
@@ -65,6 +68,7 @@ def build_demo() -> gr.Blocks:
             None, js=lab["show_probe_js"]
         )
         # A `?probe=` address replays a probe from the cache as the page opens.
+        demo.load(remember_visitor, visitor, visitor, api_visibility="private")
         demo.load(*probe["on_load"], api_visibility="private")
         # A `?class=` link opens the Class tab with its code; a reload finds a class in progress.
         demo.load(*lesson["load"], api_visibility="private")

@@ -7,6 +7,7 @@ import gradio as gr
 from probes.classroom import ClassBounds
 from probes.running.limits import Limits
 from probes.running.limits import current as limits
+from ui import my_results
 
 ABOUT = """
 ## What this is
@@ -67,7 +68,7 @@ def mode_text(bounds: Limits) -> str:
         head = (
             "## This playground is public\n\nAnyone can use it, so it runs with bounds: no data folders or "
             "server paths, local models only as the operator set them up, your evaluations and probes kept "
-            "in your own session (deleted an hour after you leave), and a budget of requests on the "
+            "in your own session (kept a day after your last visit, across reloads of this page), and a budget of requests on the "
             "Space's keys (below). An answer this Space already has (a demo its operator prepared, or one "
             "another visitor's request bought) costs nothing. Past a budget, paste your own key under "
             "*API keys*: your own key's requests are never counted."
@@ -98,6 +99,19 @@ def mode_text(bounds: Limits) -> str:
 
 def build_about() -> None:
     gr.Markdown(mode_text(limits()), elem_id="about-mode")
+    if limits().public:
+        with gr.Accordion("Your results", open=False, elem_id="about-my-results"):
+            gr.Markdown(
+                "Everything you asked on this Space (probes, evaluations, your answers) is kept in your "
+                "session, across reloads of this page, until a day after your last visit; then it is "
+                "deleted. Take it with you:"
+            )
+            take = gr.Button("Download my results", size="sm", elem_id="about-download")
+            said = gr.Markdown(elem_id="about-download-note")
+            with gr.Row():
+                as_csv = gr.File(label="CSV", elem_id="about-my-csv")
+                as_json = gr.File(label="JSON", elem_id="about-my-json")
+            take.click(my_results.download, None, [said, as_csv, as_json], api_name="my_results")
     bounds = ClassBounds()
     gr.Markdown(ABOUT.format(hours=bounds.lifetime / 3600, students=bounds.max_students, items=bounds.max_items,
                              classes=bounds.max_classes))  # fmt: skip

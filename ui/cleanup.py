@@ -1,6 +1,6 @@
 """Nothing on disk grows without bound: files the app writes for visitors (previews, exports, the
-images of a prompt, scoreboard downloads, session stores) are deleted an hour after they were
-last written, by a sweeper that runs every few minutes. Gradio deletes its own cache of uploads
+images of a prompt, scoreboard downloads) are deleted an hour after they were last written
+(session stores a day after their last use: ui/session_stores.py), by a sweeper that runs every few minutes. Gradio deletes its own cache of uploads
 and served files on the same schedule (`gr.Blocks(delete_cache=...)` in app.py)."""
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 """Visitors' session stores in public mode: opened on lease, never closed under a request, swept
-an hour after their last use, each bounded on disk.
+a day after their last use (a visitor who reloads the page, or comes back the same day, finds
+their results: ui/sessions.py keeps who they are across reloads), each bounded on disk.
 
 - **Leases.** Every use of a session's store holds a lease (`with SESSIONS.lease(session) as
   lease:`, or `lease.release()` when the use outlives a block, as an evaluation does). A store is
@@ -45,7 +46,7 @@ from probes.running.store import Store
 from ui import identity
 
 SESSION_DIR = Path(tempfile.gettempdir()) / "probe-sessions"
-IDLE_SECONDS = 3600.0
+IDLE_SECONDS = 24 * 3600.0  # kept a day after the last use: About and README say so
 SOFT_OPEN = 256  # session stores kept open at once when idle; the least recently used idle ones close
 HARD_OPEN = 1024  # open at once, in use included (about 3 file descriptors each): past it new sessions wait
 # A session's encoded images (what its runs sent): a visitor cannot fill the disk through them.
@@ -232,7 +233,7 @@ class SessionStores:
     # --- sweeping -----------------------------------------------------------------------------
 
     def sweep(self, idle: float | None = None) -> int:
-        """Close and delete the stores unused for `idle` seconds (default: an hour); returns how
+        """Close and delete the stores unused for `idle` seconds (default: a day); returns how
         many went. Runs on the sweeper thread; a lease waits at most for one store's removal."""
         self._seed(self.folder)
         cutoff = self._clock() - (self.idle if idle is None else idle)

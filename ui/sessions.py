@@ -2,7 +2,7 @@
 
 Locally, every result goes to the operator's store (`$PROBE_HOME`). In public mode a visitor's
 evaluations, probes and answers go to a store of that browser session's own (a file under the
-temp folder, deleted after an hour unused): nothing a visitor does appears on another visitor's
+temp folder, deleted a day after its last use; a browser keeps who it is across reloads): nothing a visitor does appears on another visitor's
 scoreboard or replaces the operator's results, and the scoreboard shows the operator's store plus
 the visitor's own. A session's store holds at most `max_visitor_results` results; how stores
 are held, bounded and swept is ui/session_stores.py, how a session's marks are keyed ui/identity.py.
@@ -12,6 +12,11 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import hashlib
+import re
+import secrets
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -42,7 +47,57 @@ def visitor(request: gr.Request | None) -> Visitor:
     forwarded = headers.get("x-forwarded-for", "") if hasattr(headers, "get") else ""
     peer = getattr(getattr(request, "client", None), "host", None) or "unknown"
     client = client_address(forwarded, peer, limits().trusted_proxies)
-    return Visitor(getattr(request, "session_hash", None) or "anonymous", client[:64])
+    session = getattr(request, "session_hash", None) or "anonymous"
+    return Visitor(VISITORS.known(session), client[:64])
+
+
+class Visitors:
+    """Which visitor each page load belongs to: a browser keeps a random token (gr.BrowserState)
+    and gives it back as its page loads, so a reload (a new Gradio session) finds the same session
+    store, budgets and tag. The map is bounded (the oldest page loads are forgotten first: such a
+    page falls back to its own Gradio session until it is reloaded)."""
+
+    BOUND = 100_000
+
+    def __init__(self) -> None:
+        self._by_page: OrderedDict[str, str] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def remember(self, page: str, held: str | None) -> str:
+        """The visitor of page load `page`: the token its browser holds if it is one we made,
+        else a new one (for the browser to keep)."""
+        token = held if isinstance(held, str) and TOKEN.fullmatch(held) else new_visitor_token()
+        with self._lock:
+            self._by_page[page] = token
+            self._by_page.move_to_end(page)
+            while len(self._by_page) > self.BOUND:
+                self._by_page.popitem(last=False)
+        return token
+
+    def known(self, page: str) -> str:
+        with self._lock:
+            return self._by_page.get(page, page)
+
+
+TOKEN = re.compile(r"v-[A-Za-z0-9_-]{22,64}")
+VISITORS = Visitors()
+
+
+def new_visitor_token() -> str:
+    return "v-" + secrets.token_urlsafe(24)  # 192 bits: a visitor's store is theirs alone
+
+
+def visitor_state() -> gr.BrowserState:
+    """The token a browser keeps across reloads (made outside every tab, so it is read at load;
+    its secret is the server's, so it survives a restart of the app)."""
+    key = hashlib.sha256(b"browser-state\0" + identity.server_secret()).hexdigest()[:32]
+    return gr.BrowserState("", storage_key="probe-visitor", secret=key)
+
+
+def remember_visitor(held: str, request: gr.Request) -> str:
+    """On page load: this page is the visitor its browser says it is (a new one on a first visit)."""
+    page = getattr(request, "session_hash", None) or "anonymous"
+    return VISITORS.remember(page, held)
 
 
 def client_address(forwarded: str, peer: str, trusted_proxies: int) -> str:

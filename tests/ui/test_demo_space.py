@@ -5,6 +5,8 @@ sent; and a key with no budget set is metered by default."""
 
 from __future__ import annotations
 
+import csv
+import io
 import re
 import shutil
 
@@ -141,3 +143,35 @@ def test_the_demo_store_is_read_but_never_written_by_visitors(serve, tmp_path):
     with Store(home / "results.sqlite") as after, Store(tmp_path / "before.sqlite") as then:
         assert after.count() == then.count()
     assert before  # the premise: there was a demo to read
+
+
+def test_a_reload_keeps_the_visitors_results_and_they_can_take_them_home(serve, page, tmp_path):
+    from tests.ui.navigation import open_tab
+
+    url = serve(**PUBLIC)
+    page.goto(url)
+    page.click("#probe-ask")  # chance and pixels: free, answered at once
+    expect(page.locator("#probe-status")).to_contain_text("2 of 2 answered")
+    page.goto(url)  # a reload: a new Gradio session, the same visitor
+    open_tab(page, "About")
+    page.get_by_text("Your results").click()
+    page.click("#about-download")
+    expect(page.locator("#about-download-note")).to_contain_text("2 results.")
+    with page.expect_download() as caught:
+        page.locator("#about-my-csv a").first.click()
+    text = tmp_path / "mine.csv"
+    caught.value.save_as(text)
+    rows = list(csv.DictReader(io.StringIO(text.read_text(encoding="utf-8"))))
+    assert {row["model"] for row in rows} == {"baseline/chance", "baseline/pixels"} and len(rows) == 2
+    assert all(row["benchmark"] == "blind/touching-circles" and row["reply"] for row in rows)
+    # Another browser is another visitor: nothing of the first one's.
+    other = page.context.browser.new_context()
+    try:
+        fresh = other.new_page()
+        fresh.goto(url)
+        open_tab(fresh, "About")
+        fresh.get_by_text("Your results").click()
+        fresh.click("#about-download")
+        expect(fresh.locator("#about-download-note")).to_contain_text("Nothing yet")
+    finally:
+        other.close()
