@@ -26,6 +26,7 @@ from ui.common import (
     user_message,
     with_key_parameters,
 )
+from ui.eval_slots import FairSlots
 from ui.evaluate_runs import (
     MODES,
     PERTURBATIONS,
@@ -34,7 +35,7 @@ from ui.evaluate_runs import (
     build_plans,
     make_config,
 )
-from ui.sessions import lease_off_loop, room_for, run_store
+from ui.sessions import lease_off_loop, room_for, run_store, visitor
 
 SUMMARY_HEADERS = ["benchmark", "model", "mode", "perturbation", "n", "accuracy %", "95% CI", "unparsed", "refused",
                    "ungraded", "errors", "mean latency s"]  # fmt: skip
@@ -43,6 +44,13 @@ SCOREBOARD_HINT = "Open the **Scoreboard** tab for charts, per-group breakdowns 
 # Each session's latest run, so Cancel (a separate event) can reach it. One per session: a new
 # run replaces the old entry, and a run's own handler removes it once it has shown the end.
 ACTIVE: dict[str, EvalRun] = {}
+# Evaluations running at once. Locally, API-bound runs overlap and local models serialise
+# themselves behind their lock. On a public Space two: four visitors' CPU-bound runs at once
+# (baselines, a new design measured pixel by pixel) left one core's worth of time for everyone
+# else, whose replies took 5-18x longer; one made the 4th visitor wait 44 s behind the first.
+SLOTS = FairSlots(lambda: 2 if limits().public else 4)
+WAITING = 32  # evaluations a Space's queue lets into their handlers at once (running or waiting)
+WAIT_POLL = 0.5  # seconds between a waiting run's looks at the line
 
 
 def build_evaluate() -> dict[str, Any]:
@@ -94,15 +102,11 @@ def build_evaluate() -> dict[str, Any]:
 
     form = [benchmarks, data, params, models, modes, perturbations, limit, seed, concurrency]
     outputs = [status, summary, config]
-    # Locally, API-bound runs overlap; local models serialise themselves behind their lock. In
-    # public mode one evaluation runs at a time and the others wait in the queue (shown their
-    # place): four visitors' CPU-bound runs at once (baselines, a new design measured pixel by
-    # pixel) left one core's worth of time for everyone else, whose replies took 5-18x longer.
-    running = 1 if limits().public else 4
+    # Handlers enter freely and wait for a slot of their own (SLOTS): the wait is theirs to show.
     started = start.click(with_key_parameters(run_eval), [*form, *keys], outputs, api_name="run_eval",
-                          concurrency_limit=running, concurrency_id="eval-run", show_progress_on=[summary])  # fmt: skip
+                          concurrency_limit=WAITING, concurrency_id="eval-run", show_progress_on=[summary])  # fmt: skip
     resumed = resume.click(with_key_parameters(resume_eval), [config, *keys], outputs, api_name="resume_eval",
-                           concurrency_limit=running, concurrency_id="eval-run", show_progress_on=[summary])  # fmt: skip
+                           concurrency_limit=WAITING, concurrency_id="eval-run", show_progress_on=[summary])  # fmt: skip
     # Off the queue: Cancel must not wait behind other sessions' events.
     cancel.click(stop_eval, None, [status, summary], cancels=[started, resumed], api_name="cancel_eval", queue=False)
     return {"start": start, "cancel": cancel, "resume": resume, "config": config}
@@ -175,8 +179,30 @@ async def _execute(
         # Building benchmarks and checking every plan reads files: off the event loop.
         plans = await asyncio.to_thread(build_plans, config, keys)
         await asyncio.to_thread(room_for, request, sum(len(plan.items) * len(plan.models) for plan in plans))
-        lease = await lease_off_loop(request)
     except Exception as exc:  # noqa: BLE001 - user_message logs what is not the visitor's mistake
+        yield f"⚠ {escape(user_message(exc))}", gr.update(), gr.update()
+        return
+    # A slot of our own (eval_slots): several visitors at once, one run each, a visitor's second
+    # run behind everyone's first; the wait is shown as it goes.
+    who = visitor(request).session
+    ticket = SLOTS.join(who)
+    try:
+        shown = None
+        while (ahead := SLOTS.poll(ticket)) > 0:
+            if ahead != shown:
+                shown = ahead
+                yield (f"**Waiting** for an evaluation slot: {ahead} ahead of yours ({SLOTS.slots} evaluations run "
+                       "at once here, one per visitor). It starts by itself.", gr.update(), gr.update())  # fmt: skip
+            await asyncio.sleep(WAIT_POLL)
+    except BaseException:
+        SLOTS.leave(ticket)
+        raise
+    try:
+        lease = await lease_off_loop(request)
+    except BaseException as exc:
+        SLOTS.release(who)
+        if not isinstance(exc, Exception):
+            raise
         yield f"⚠ {escape(user_message(exc))}", gr.update(), gr.update()
         return
     # Each request sent on the server's keys is charged as it goes: answers already in this
@@ -190,6 +216,7 @@ async def _execute(
     # The session's store is held until the run has ended, whoever is still watching: a run
     # outlives its page when the visitor leaves (replies in flight are still saved).
     current.finished_callback(lease.release)
+    current.finished_callback(lambda: SLOTS.release(who))
     # Forget the run once it ends, whoever is still watching (a visitor who left keeps nothing here).
     current.finished_callback(lambda: ACTIVE.pop(session, None) if ACTIVE.get(session) is current else None)
     progress((0, current.progress.total), desc=current.current_label(), unit="results")

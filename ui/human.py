@@ -35,7 +35,7 @@ from ui.choices import Dropdown, Radio
 from ui.common import escape, user_message
 from ui.human_view import Answered
 from ui.judge import build_judge
-from ui.sessions import claim, people_quota, session_tag, shared_store
+from ui.sessions import SESSIONS, answered_once, claim, people_quota, session_tag, shared_store, visitor
 
 DEFAULT_BENCHMARK = "blind/touching-circles"
 DEFAULT_ITEMS = 10
@@ -194,13 +194,34 @@ def submit_answer(state: TakeSession | None, choice: str | None, text: str | Non
         # this tagged name writes under it.
         claim(request, result.model)
         people_quota(request)
+        if limits().public:
+            answered_once(request, benchmark.id, item.id)
     except (LimitExceeded, NameRejected) as exc:
         return _unchanged(f"⚠ {escape(str(exc))}")
-    shared_store().record(result)  # people's answers are shared (a class's pooled curve), names per session
+    if limits().public:
+        # Kept in the visitor's own store while the test goes on; the pooled people curve takes a
+        # test's answers only once it is finished (below), never a half-taken or scripted one.
+        with SESSIONS.lease(visitor(request).session) as lease:
+            lease.store.record(result)
+    else:
+        shared_store().record(result)  # people's answers are shared (a class's pooled curve)
     row = Answered(item.id, _shown_answer(item, given.strip()), _expected(item), result.correct, result.score,
                    result.latency or 0.0, state.thumbnail)  # fmt: skip
     state = replace(state, position=state.position + 1, answers=(*state.answers, row))
+    if state.finished and limits().public:
+        await_shared = share_finished_test(request, state)
+        return _show(state, f"Answer {len(state.answers)} saved. {await_shared}")
     return _show(state, f"Answer {len(state.answers)} saved.")
+
+
+def share_finished_test(request: gr.Request, state: TakeSession) -> str:
+    """A test taken to its end on a public Space: its answers join the pooled people rows."""
+    model = human.model_id(state.name, state.tag)
+    chosen = {row.item for row in state.answers}
+    with SESSIONS.lease(visitor(request).session) as lease:
+        mine = [r for r in lease.store.results(state.benchmark, model) if r.item_id in chosen]
+    shared_store().record_many([(result, None, "") for result in mine])
+    return f"Test finished: your {len(mine)} answers join the people beside the models."
 
 
 def finish_now(state: TakeSession | None) -> list:
@@ -219,7 +240,7 @@ def _current(state: TakeSession) -> tuple[Any, Item]:
 
 def _show(state: TakeSession, status: str) -> list:
     if state.finished:
-        return _end(state)
+        return _end(state, status)
     _, item = _current(state)
     loaded = [source.load() for source in item.images]
     pictures = [(image, None if len(loaded) == 1 else f"image {i + 1}") for i, image in enumerate(loaded)]
@@ -258,7 +279,7 @@ def _show(state: TakeSession, status: str) -> list:
     ]
 
 
-def _end(state: TakeSession) -> list:
+def _end(state: TakeSession, status: str = "") -> list:
     answers = state.answers
     total = sum(a.seconds for a in answers)
     return [
@@ -273,7 +294,7 @@ def _end(state: TakeSession) -> list:
         "",
         gr.update(visible=False),
         gr.update(visible=False),
-        "",
+        status,
         _summary(state),
         gr.update(value=view.results_table(answers), visible=bool(answers)),
         gr.update(visible=bool(answers)),

@@ -220,16 +220,52 @@ def claim(request: gr.Request | None, name: str) -> None:
         identity.OWNERS.claim(name, visitor(request).session)
 
 
-# People's answers go to the operator's store (a class's pooled curve), so in public mode they are
-# rationed: per session, per address and hour, and for everyone per hour.
-PEOPLE = Budget(session_limit=1_000, client_limit=5_000, global_limit=100_000)
+# People's answers go to the operator's store (the pooled "people" curve), so in public mode they
+# are rationed: per session, per address and hour, and for everyone per hour. An address gets four
+# 16-item tests an hour: measured in tests/ui/test_people_rows.py, beside 40 honest people one
+# address's flood of answers against the truth moves the pooled PSE by 0.036 (the test holds it
+# under 0.05); at 400 an hour it moved it by 0.22. A class in the room publishes through its own
+# allowance (CLASS_PEOPLE), one class's worth an hour per address.
+PEOPLE_LIMITS = {"session_limit": 64, "client_limit": 64, "global_limit": 20_000}
+PEOPLE = Budget(**PEOPLE_LIMITS)
+CLASS_PEOPLE = Budget(client_limit=600, global_limit=20_000)  # a class of 30 x 20 items an hour per address
 
 
-def people_quota(request: gr.Request | None) -> None:
+class AnsweredOnce:
+    """Which items each visitor has answered (public mode): a person's answer counts once per item
+    per session, whatever name they type. Bounded (the oldest visitors forgotten first)."""
+
+    BOUND = 50_000
+
+    def __init__(self) -> None:
+        self._seen: OrderedDict[str, set[tuple[str, str]]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def take(self, who: str, benchmark: str, item: str) -> None:
+        with self._lock:
+            seen = self._seen.pop(who, set())
+            self._seen[who] = seen
+            while len(self._seen) > self.BOUND:
+                self._seen.popitem(last=False)
+            if (benchmark, item) in seen:
+                raise LimitExceeded("you have answered this item already: each item counts once per visitor")
+            seen.add((benchmark, item))
+
+
+ANSWERED = AnsweredOnce()
+
+
+def answered_once(request: gr.Request | None, benchmark: str, item: str) -> None:
+    ANSWERED.take(visitor(request).session, benchmark, item)
+
+
+def people_quota(request: gr.Request | None, answers: int = 1, budget: Budget | None = None) -> None:
+    """In public mode, take `answers` people's answers from this visitor's allowance (a class's
+    teacher publishing: from CLASS_PEOPLE), or refuse them all."""
     if limits().public:
         who = visitor(request)
         try:
-            PEOPLE.take(who.session, who.client, 1)
+            (budget or PEOPLE).take(who.session, who.client, answers)
         except LimitExceeded:
             raise LimitExceeded(
                 "this Space has taken as many people's answers as it can for now; try again later"

@@ -21,7 +21,7 @@ from probes.core.errors import ProbeError
 from ui.classroom.lessons import CLASSES, lesson_items, open_class
 from ui.classroom.views import curve_figure, presenter_html, qr_svg, results_html, reveal_html
 from ui.common import session_keys, user_message
-from ui.sessions import people_quota, shared_store
+from ui.sessions import CLASS_PEOPLE, people_quota, shared_store
 
 DOWNLOADS = Path(tempfile.gettempdir()) / "probe-classes"
 
@@ -159,8 +159,7 @@ def publish(token: str, request: gr.Request) -> str:
         if room.published:
             return "Already published."
         answers = room.class_results()
-        for _ in answers:  # each answer counts against the people quota, as one in the Human tab does
-            people_quota(request)
+        people_quota(request, len(answers), CLASS_PEOPLE)  # a class's allowance, all of it or none
         shared_store().record_many([(result, None, "") for result in answers])
         room.published = True
     except (ClassError, ProbeError) as exc:
