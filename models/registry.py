@@ -87,7 +87,7 @@ declare(
 # Providers declared elsewhere: the baselines need the item and so live in probes/.
 ELSEWHERE = ("baseline",)
 # Names that a models file may not give an endpoint: those, and people (`human/<name>`).
-RESERVED_NAMES = (*ELSEWHERE, "human")
+RESERVED_NAMES = (*ELSEWHERE, "human", "own")  # own: a server a visitor names on the page (ui/common.py)
 
 
 class ModelIdError(BackendError):

@@ -18,8 +18,9 @@ import gradio as gr
 
 from models import registry
 from models.base import Backend
+from models.models_file import Endpoint, url_problem
 from models.types import BackendError, ImagePart
-from probes.core.errors import ProbeError
+from probes.core.errors import LimitExceeded, ProbeError, UsageError
 from probes.core.types import Result, Status
 from probes.running import answerers
 from probes.running.budget import Budget
@@ -80,9 +81,16 @@ def key_providers() -> list[registry.Provider]:
     return [provider for provider in registry.PROVIDERS.values() if provider.key_variable]
 
 
+# A server of the visitor's own, named on the page (private mode only): its models are `own/<name>`.
+OWN = "own"
+OWN_URL = "own_url"  # where `session_keys` keeps the server's address beside its key
+
+
 def key_boxes(prefix: str) -> list[gr.Textbox]:
-    """One password box per key provider, in declaration order (`session_keys` reads them so)."""
-    return [
+    """One password box per key provider, in declaration order, then a server of one's own (its
+    address and key: not shown on a public Space, which calls no server a visitor names).
+    `session_keys` reads them in this order."""
+    boxes = [
         gr.Textbox(
             type="password",
             label=f"{provider.title} key",
@@ -91,12 +99,19 @@ def key_boxes(prefix: str) -> list[gr.Textbox]:
         )
         for provider in key_providers()
     ]
+    local = not limits().public
+    boxes.append(gr.Textbox(label="Your own OpenAI-compatible server (vLLM, Ollama ...): its address",
+                            placeholder="http://localhost:11434/v1", info=f"then ask {OWN}/<model name>",
+                            visible=local, elem_id=f"{prefix}-own-url"))  # fmt: skip
+    boxes.append(gr.Textbox(type="password", label="Its key (if it wants one)", visible=local,
+                            elem_id=f"{prefix}-own-key"))  # fmt: skip
+    return boxes
 
 
 def session_keys(*typed: str | None) -> dict[str, str]:
-    """A visitor's own keys, from the password boxes of `key_boxes` (same order): held only for
-    the request that carries them."""
-    names = [provider.name for provider in key_providers()]
+    """A visitor's own keys, from the boxes of `key_boxes` (same order), and their own server's
+    address and key: held only for the request that carries them."""
+    names = [provider.name for provider in key_providers()] + [OWN_URL, OWN]
     return {name: key.strip() for name, key in zip(names, typed, strict=False) if key and key.strip()}
 
 
@@ -106,9 +121,9 @@ def with_key_parameters(handler: Callable[..., Any]) -> Callable[..., Any]:
     # The signature as written (with *typed_keys), kept: the app may be built more than once.
     signature = handler.__dict__.setdefault("_written_signature", inspect.signature(handler))
     kept = [p for p in signature.parameters.values() if p.kind is not inspect.Parameter.VAR_POSITIONAL]
+    names = [f"{provider.name}_key" for provider in key_providers()] + [OWN_URL, f"{OWN}_key"]
     keys = [
-        inspect.Parameter(f"{provider.name}_key", inspect.Parameter.POSITIONAL_OR_KEYWORD, default="", annotation=str)
-        for provider in key_providers()
+        inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default="", annotation=str) for name in names
     ]
     handler.__signature__ = signature.replace(parameters=[*kept, *keys])  # type: ignore[attr-defined]
     return handler
@@ -116,15 +131,37 @@ def with_key_parameters(handler: Callable[..., Any]) -> Callable[..., Any]:
 
 def backend_for(model_id: str, keys: dict[str, str]) -> Backend:
     """The backend for a model: with the visitor's own key if they gave one for its provider
-    (a new backend, never shared), else the process-wide one on the server's keys."""
+    (a new backend, never shared), else the process-wide one on the server's keys; `own/<model>`
+    on the server the visitor named (private mode only)."""
     provider = model_id.partition("/")[0]
+    if provider == OWN:
+        return own_backend(model_id, keys)
     limits().admit(model=model_id, catalogue=catalogue_ids(), own_key=provider in keys)  # the public-mode gate
     if provider in keys:
         return answerers.create(model_id, endpoints(), api_key=keys[provider])
     return answerers.resolve(model_id, endpoints())
 
 
+def own_backend(model_id: str, keys: dict[str, str]) -> Backend:
+    """A model on the visitor's own server, for their requests only (a new backend, never
+    shared): refused on a public Space, whose server must not be sent anywhere a visitor names."""
+    if limits().public:
+        raise LimitExceeded(
+            f"this public playground calls no server a visitor names ({model_id}): ask a listed model, or run "
+            "the playground yourself (README) to ask your own server"
+        )
+    address = keys.get(OWN_URL, "")
+    problem = url_problem(address)
+    if not address or problem:
+        raise UsageError(f"{model_id}: write your server's address under API keys first ({problem or 'none given'})")
+    name = model_id.partition("/")[2]
+    endpoint = Endpoint(OWN, address, None, (name,))
+    return answerers.create(model_id, (endpoint,), api_key=keys.get(OWN) or None)
+
+
 def paid_by_server(model_id: str, keys: dict[str, str]) -> bool:
+    if model_id.partition("/")[0] == OWN:
+        return False  # the visitor's own server
     return answerers.paid_by_server(model_id, endpoints(), frozenset(keys))
 
 
