@@ -201,6 +201,31 @@ def fresh_sessions(ctx: Context) -> Outcome:
     return Outcome(refused[0] if refused else "", note=f"{sent} of 40 wanted sent ({budgets})")
 
 
+def five_evaluations(ctx: Context) -> Outcome:
+    """Five visitors start an evaluation at once (300 items of a paid model each, on their own
+    keys): how long each waits before its run starts, and how long each takes in all."""
+    visitors = [ctx.visitor() for _ in range(5)]
+    started = time.perf_counter()
+    jobs = [submit(v, "/run_eval", benchmarks=["blind/touching-circles"], models=["openai/gpt-4o-mini"], limit=300,
+                   seed=number, openai_key=VISITOR_KEY) for number, v in enumerate(visitors)]  # fmt: skip
+    waits: list[float | None] = [None] * 5
+    ends: list[float | None] = [None] * 5
+    while any(end is None for end in ends) and time.perf_counter() - started < 600:
+        for index, job in enumerate(jobs):
+            shown = " ".join(texts(job.outputs()))
+            if waits[index] is None and "Running" in shown:
+                waits[index] = time.perf_counter() - started
+            if ends[index] is None and job.done():
+                ends[index] = time.perf_counter() - started
+                waits[index] = waits[index] if waits[index] is not None else ends[index]
+        time.sleep(0.05)
+    finished = [" ".join(texts(job.result(timeout=60)[:1])) for job in jobs]
+    fine = sum("Finished" in text for text in finished)
+    said = ", ".join(f"{w:.1f}" for w in sorted(w for w in waits if w is not None))
+    took = ", ".join(f"{e:.1f}" for e in sorted(e for e in ends if e is not None))
+    return Outcome("", note=f"waits before running: {said} s; done after: {took} s; {fine} of 5 finished")
+
+
 def thousand_clicks(ctx: Context) -> Outcome:
     """4 paid models x 1000 clicks of Ask from one session."""
     before = ctx.requests()
@@ -564,6 +589,8 @@ ATTACKS = [
     Attack("illusion", unbounded_illusion, repeat=False, shown="4 x illusion/delboeuf size_min=1e4 (no bound)"),
     Attack("budget", fresh_sessions, repeat=False, shown="budgets: 5 fresh sessions x 4 paid models x 2"),
     Attack("clicks", thousand_clicks, repeat=False, shown="4 paid models x 1000 clicks", timeout=600),
+    Attack("five-evaluations", five_evaluations, repeat=False, timeout=600,
+           shown="5 visitors start a 300-item evaluation at once"),  # fmt: skip
     Attack("spoofed", spoofed_addresses, repeat=False, shown="10 sessions, spoofed X-Forwarded-For"),
     # --- issue 22, links and identities ---
     Attack(

@@ -175,3 +175,28 @@ def test_a_reload_keeps_the_visitors_results_and_they_can_take_them_home(serve, 
         expect(fresh.locator("#about-download-note")).to_contain_text("Nothing yet")
     finally:
         other.close()
+
+
+def test_a_link_to_a_model_of_the_models_file_replays(serve, browser, tmp_path):
+    with FakeOpenAIServer(responder=lambda body: "Yes") as lab:
+        models_file = tmp_path / "models.toml"
+        models_file.write_text(f'[[endpoints]]\nname = "lab"\nbase_url = "{lab.base_url}"\nmodels = ["vlm-1"]\n')
+        url = serve(PROBE_MODELS=str(models_file))
+        first, second = browser.new_context(), browser.new_context()
+        try:
+            a = first.new_page()
+            a.goto(url)
+            choose_model(a, 1, "lab/vlm-1")
+            a.click("#probe-ask")
+            expect(a.locator("#probe-status")).to_contain_text("the address now replays this probe")
+            link = a.locator("#probe-link input, #probe-link textarea").first.input_value()
+            sent = lab.request_count
+            b = second.new_page()
+            b.goto(link)
+            expect(b.locator("#probe-status")).to_contain_text("Replayed from the cache: nothing was sent")
+            row = b.locator("#probe-grid tbody tr", has_text="lab/vlm-1")
+            expect(row.locator("td.right, td.wrong")).to_have_count(1)
+            assert lab.request_count == sent == 1
+        finally:
+            first.close()
+            second.close()
