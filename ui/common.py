@@ -100,10 +100,10 @@ def key_boxes(prefix: str) -> list[gr.Textbox]:
         for provider in key_providers()
     ]
     local = not limits().public
-    boxes.append(gr.Textbox(label="Your own OpenAI-compatible server (vLLM, Ollama ...): its address",
+    boxes.append(gr.Textbox("", label="Your own OpenAI-compatible server (vLLM, Ollama ...): its address",
                             placeholder="http://localhost:11434/v1", info=f"then ask {OWN}/<model name>",
                             visible=local, elem_id=f"{prefix}-own-url"))  # fmt: skip
-    boxes.append(gr.Textbox(type="password", label="Its key (if it wants one)", visible=local,
+    boxes.append(gr.Textbox("", type="password", label="Its key (if it wants one)", visible=local,
                             elem_id=f"{prefix}-own-key"))  # fmt: skip
     return boxes
 

@@ -57,7 +57,7 @@ def test_concurrent_probes_from_one_session_stop_at_the_budget(serve):
     sent; each other one is either refused with the budget's message (and what to do about it)
     or, having come after an answer was cached, served from the cache for nothing."""
     with FakeOpenAIServer(responder=lambda body: "No", latency=0.3) as server:
-        url = serve(OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY="sk-server-budget", PROBE_SESSION_BUDGET="5")
+        url = serve(OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY="sk-server-Q7xZ2mW9", PROBE_SESSION_BUDGET="5")
         client = Client(url, verbose=False)
         client.predict("blind/touching-circles", "", 1, api_name="/generate_stimulus")
         jobs = [client.submit("openai/gpt-4o", None, None, None, ["as asked"], "", "", api_name="/probe")

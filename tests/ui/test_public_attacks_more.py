@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import pickle
+import re
 import threading
 import time
 import urllib.error
@@ -257,15 +258,18 @@ def paid_servers():
 def test_four_paid_models_clicked_many_times_from_many_sessions_stay_within_the_global_budget(public, paid_servers):
     env, sent = paid_servers
     url, _ = public(PROBE_GLOBAL_BUDGET="6", **env)
-    statuses = []
+    cells = []
     for session in range(3):
         visitor = Client(url, verbose=False, download_files=False)
         generate(visitor, 40 + session)
         for models in [PAID] * 10 + [PAID[:1]] * 10:  # 4 paid models a click, then 1
-            statuses.append(warning(ask(visitor, models)[:1]))
-    assert 0 < sent() <= 6
-    refused = [s for s in statuses if s]
-    assert len(refused) >= 60 - 6 and all("paste your own key" in s for s in refused)
+            grid = str(ask(visitor, models)[1])
+            cells += re.findall(r'<td class="cell [^"]*">.*?</td>', grid, flags=re.S)
+    assert 0 < sent() <= 6  # a click again of what was answered costs nothing; the rest is refused
+    refused = [cell for cell in cells if "cell failed" in cell]
+    answered = [cell for cell in cells if "cell right" in cell or "cell wrong" in cell]
+    assert len(refused) + len(answered) == len(cells) == 3 * (10 * 4 + 10)
+    assert len(refused) >= len(cells) - 20 * 6 and all("paste your own key" in cell for cell in refused)
 
 
 def test_an_address_named_by_the_client_gets_no_fresh_budget(public, paid_servers):
