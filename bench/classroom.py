@@ -46,7 +46,7 @@ def idle(url: str, samples: int) -> tuple[list[float], list[float]]:
     student = Client(url, verbose=False)
     joined, _ = call(student, "/class_join", code, "idle")
     answers, refreshes = [], []
-    for _ in range(samples):
+    for _ in range(min(samples, opened["items"])):
         call(teacher, "/class_next", token)
         call(student, "/class_item", joined["student_token"])
         done, seconds = call(student, "/class_answer", joined["student_token"], "a")
