@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from types import SimpleNamespace
 
 from tests.support.fake_servers import FakeOpenAIServer
@@ -82,7 +83,9 @@ def test_a_second_visitors_evaluation_says_it_waits_then_runs(monkeypatch):
     with FakeOpenAIServer(responder=lambda body: "No", latency=0.05) as server:
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
         monkeypatch.setenv("OPENAI_API_KEY", "sk-server-test")
-        first, second = asyncio.run(both())
+        # On a thread of its own: the browser tests' sync Playwright keeps a loop running on this one.
+        with ThreadPoolExecutor(1) as own_thread:
+            first, second = own_thread.submit(asyncio.run, both()).result()
     assert "**Running**" in first[0][0] and "**Finished**" in first[-1][0]
     assert "**Waiting** for an evaluation slot: 1 ahead of yours" in second[0][0]
     assert "**Finished**" in second[-1][0] and "6 / 6 results" in second[-1][0]

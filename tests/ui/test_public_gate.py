@@ -214,7 +214,8 @@ def test_no_module_of_the_playground_builds_a_benchmark_or_a_backend_past_the_ga
     (A new tab that calls get_benchmark or answerers.create directly fails here.)"""
     allowed = {
         "get_benchmark": {"items.py:_benchmark"},  # reached only through benchmark_of, which admits first
-        "create": {"common.py:backend_for", "probe_share.py:replay"},
+        # own_backend: a server the visitor names, refused outright on a public Space (checked below)
+        "create": {"common.py:backend_for", "common.py:own_backend", "probe_share.py:replay"},
         "resolve": {"common.py:backend_for"},  # answerers.resolve
         "generated_set": {"stimuli.py:export_stimuli"},  # after _checked_spec, which admits
     }
@@ -240,6 +241,9 @@ def test_no_module_of_the_playground_builds_a_benchmark_or_a_backend_past_the_ga
         source = (UI / module).read_text(encoding="utf-8")
         body = source[source.index(function) :].split("\ndef ", 1)[0]
         assert "admit(" in body, f"{module}: {function} does not pass the gate"
+    source = (UI / "common.py").read_text(encoding="utf-8")
+    own = source[source.index("def own_backend") :].split("\ndef ", 1)[0]
+    assert own.index("if limits().public:") < own.index("raise LimitExceeded") < own.index("answerers.create")
 
 
 def test_a_replay_link_to_a_server_folder_in_the_browser_shows_the_example_and_a_refusal(

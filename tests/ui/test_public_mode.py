@@ -27,7 +27,9 @@ FORM = {"benchmarks": ["blind/touching-circles"], "data": "", "params": "", "mod
 def evaluate(client: Client, **changes) -> str:
     named = client.view_api(return_format="dict")["named_endpoints"]["/run_eval"]["parameters"]
     values = {**FORM, **changes}
-    status, _ = client.predict(*[values[p["parameter_name"]] for p in named], api_name="/run_eval")
+    # Parameters the form leaves alone (a server of one's own) keep their defaults.
+    given = {p["parameter_name"]: values[p["parameter_name"]] for p in named if p["parameter_name"] in values}
+    status, _ = client.predict(**given, api_name="/run_eval")
     return status
 
 

@@ -27,7 +27,7 @@ from probes.running.store import Store
 from tests.support.fake_servers import FakeOpenAIServer
 from tests.ui.attacker import queue_call, submit, texts, warning
 from ui import identity, sessions
-from ui.session_stores import SessionStores
+from ui.session_stores import IDLE_SECONDS, SessionStores
 
 
 def result(item_id: str, reply: str = "Yes") -> Result:
@@ -103,13 +103,13 @@ def test_an_idle_sessions_files_are_swept_and_one_in_use_is_kept_however_old(tmp
         lease.store.record(result("1"))
     busy = stores.lease("still-running")
     busy.store.record(result("1"))
-    clock[0] += 7200
+    clock[0] += IDLE_SECONDS + 60
     assert stores.sweep() == 1
     names = {p.name for p in tmp_path.iterdir() if p.name != ".sweeping"}
     assert not any(name.startswith(stores.path("left").name) for name in names)
     assert busy.store.path.name in names and busy.store.count() == 1
     busy.release()
-    clock[0] += 7200
+    clock[0] += IDLE_SECONDS + 60
     assert stores.sweep() == 1 and not list(tmp_path.glob("*.sqlite*"))
 
 
@@ -178,7 +178,7 @@ def test_session_bookkeeping_costs_the_same_at_50000_session_files_as_at_10(tmp_
 def test_the_folder_is_listed_once_and_a_sweep_costs_what_it_removes(tmp_path):
     folder = tmp_path / "sessions"
     folder.mkdir()
-    old = time.time() - 7200
+    old = time.time() - IDLE_SECONDS - 60
     for number in range(5_000):
         path = folder / f"{number:032x}.sqlite"
         path.touch()
@@ -221,7 +221,8 @@ def test_300_sessions_opened_during_an_evaluation_leave_it_whole(serve, tmp_path
         return "Yes"
 
     with FakeOpenAIServer(responder=responder) as server:
-        url = serve(PROBE_PUBLIC="1", OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY="sk-server-public")
+        url = serve(PROBE_PUBLIC="1", OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY="sk-server-public",
+                    PROBE_SESSION_BUDGET="1000")  # the default budget of a public Space is not what is tested
         # The run's own time bound (two minutes in public mode) is not what is tested here: on a
         # loaded machine opening 300 sessions may take longer.
         limits._current = dataclasses.replace(limits.current(), deadline=3600.0)

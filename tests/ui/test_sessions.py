@@ -5,6 +5,7 @@ import os
 import time
 
 from probes.running.image_cache import cache_dir
+from ui.session_stores import IDLE_SECONDS
 from ui.sessions import SessionStores
 
 
@@ -23,12 +24,12 @@ def test_sweeping_deletes_an_idle_sessions_store_and_its_image_folder(tmp_path):
     (images / "ab").mkdir(parents=True)
     (images / "ab" / ("ab" + "0" * 62 + ".png1")).write_bytes(b"x")
     for path in (idle, idle.with_name(idle.name + "-wal"), images):
-        _age(path, 7200)
+        _age(path, IDLE_SECONDS + 60)
 
     with stores.lease("busy-session") as lease:
         busy = lease.store
         cache_dir(busy.path).mkdir()
-        _age(cache_dir(busy.path), 7200)  # an old image folder of a store in use stays with it
+        _age(cache_dir(busy.path), IDLE_SECONDS + 60)  # an old image folder of a store in use stays with it
 
         stores.sweep()
         left = {p.name for p in tmp_path.iterdir()}
