@@ -1,9 +1,12 @@
 """A class in the room, under load (issue 25): the app in public mode (`python app.py`,
-PROBE_PUBLIC=1, its own process on 127.0.0.1), a teacher and `--students` students, each a
-`gradio_client` of its own, through the named endpoints a class's pages and scripts use.
+PROBE_PUBLIC=1, its own process on 127.0.0.1), a teacher and `--students` students, through the
+named endpoints a class's pages and scripts use, each call one direct POST to
+`/gradio_api/run/<name>` as the phones' pages make (`--client gradio`: each student a
+`gradio_client` of its own instead, through the queue; that client's own CPU, sixty of them on
+these two cores, then weighs on what is measured).
 
-Each student asks where the class is once a second (as the student page's timer does) and
-answers each item once it shows; the teacher shows `--items` items one after another, asks the
+Each student asks where the class is once a second (as the student page's timer does, saying
+which picture it has) and answers each item once it shows; the teacher shows `--items` items one after another, asks the
 class's status once a second (the presenter's refresh), and reveals each item once every student
 has answered (or after `--item-seconds`). Measured: each answer's round trip and each presenter
 refresh, p50 and p95, against an idle baseline measured in the same run (one student answering
@@ -17,6 +20,7 @@ Run from the repository root:  python -m bench.classroom [--students 60] [--item
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import statistics
 import tempfile
@@ -24,6 +28,7 @@ import threading
 import time
 from pathlib import Path
 
+import httpx
 from gradio_client import Client
 
 from bench.abuse import Sampler, percentile
@@ -32,7 +37,28 @@ from tests.ui.attacker import AppProcess
 SET = ("illusion/mueller-lyer", "difference=-0.2,-0.1,0.1,0.2 inducers=with illusion_strength=30 canvas=768")
 
 
-def call(client: Client, endpoint: str, *args) -> tuple[dict, float]:
+class Direct:
+    """Calls as the pages make them: one POST each, on a connection pool shared by every student."""
+
+    pool: httpx.Client | None = None
+
+    def __init__(self, url: str) -> None:
+        if Direct.pool is None:
+            Direct.pool = httpx.Client(limits=httpx.Limits(max_connections=256), timeout=120)
+        self.url = url
+
+    def predict(self, *args, api_name: str) -> dict:
+        response = Direct.pool.post(f"{self.url}/gradio_api/run{api_name}", content=json.dumps({"data": list(args)}),
+                                    headers={"Content-Type": "application/json"})  # fmt: skip
+        response.raise_for_status()
+        return response.json()["data"][0]
+
+
+CLIENT = {"direct": Direct, "gradio": lambda url: Client(url, verbose=False)}
+connect = Direct
+
+
+def call(client, endpoint: str, *args) -> tuple[dict, float]:
     started = time.perf_counter()
     answer = client.predict(*args, api_name=endpoint)
     return answer, time.perf_counter() - started
@@ -40,15 +66,15 @@ def call(client: Client, endpoint: str, *args) -> tuple[dict, float]:
 
 def idle(url: str, samples: int) -> tuple[list[float], list[float]]:
     """One student answering, one teacher refreshing, nobody else: the baseline."""
-    teacher = Client(url, verbose=False)
+    teacher = Client(url, verbose=False)  # opening a class goes through the queue
     opened, _ = call(teacher, "/class_open", SET[0], SET[1], samples, 0, "baseline/pixels")
     code, token = opened["code"], opened["teacher_token"]
-    student = Client(url, verbose=False)
+    teacher, student = connect(url), connect(url)
     joined, _ = call(student, "/class_join", code, "idle")
     answers, refreshes = [], []
     for _ in range(min(samples, opened["items"])):
         call(teacher, "/class_next", token)
-        call(student, "/class_item", joined["student_token"])
+        call(student, "/class_item", joined["student_token"], None)
         done, seconds = call(student, "/class_answer", joined["student_token"], "a")
         assert done.get("received"), done
         answers.append(seconds)
@@ -59,13 +85,20 @@ def idle(url: str, samples: int) -> tuple[list[float], list[float]]:
 
 def student(url: str, code: str, number: int, stop: threading.Event, answers: list, errors: list) -> None:
     rng = random.Random(number)
-    client = Client(url, verbose=False)
+    client = connect(url)
     joined, _ = call(client, "/class_join", code, f"s{number}")
     token = joined["student_token"]
     answered: set[int] = set()
+    shown = None  # the item whose picture this phone has
     while not stop.is_set():
-        view, _ = call(client, "/class_item", token)
+        try:
+            view, _ = call(client, "/class_item", token, shown)
+        except Exception as exc:  # noqa: BLE001 - a refused poll is counted, and the phone polls again
+            errors.append(f"poll: {exc}")
+            time.sleep(1.0)
+            continue
         index = view.get("index")
+        shown = index if view.get("image") or view.get("image_unchanged") else shown
         if view.get("state") == "answering" and index is not None and index not in answered:
             time.sleep(rng.uniform(0.2, 2.0))  # a person reads and taps
             done, seconds = call(client, "/class_answer", token, rng.choice(["a", "b"]))
@@ -78,9 +111,10 @@ def student(url: str, code: str, number: int, stop: threading.Event, answers: li
 
 
 def lesson(url: str, students: int, items: int, item_seconds: float) -> tuple[list[float], list[float], list]:
-    teacher = Client(url, verbose=False)
+    teacher = Client(url, verbose=False)  # opening a class goes through the queue
     opened, _ = call(teacher, "/class_open", SET[0], SET[1], items, 0, "baseline/pixels")
     code, token = opened["code"], opened["teacher_token"]
+    teacher = connect(url)
     stop = threading.Event()
     answers: list[float] = []
     errors: list = []
@@ -123,7 +157,10 @@ def main() -> None:
     parser.add_argument("--items", type=int, default=10)
     parser.add_argument("--item-seconds", type=float, default=20.0)
     parser.add_argument("--idle-samples", type=int, default=20)
+    parser.add_argument("--client", choices=sorted(CLIENT), default="direct")
     args = parser.parse_args()
+    global connect
+    connect = CLIENT[args.client]
     with tempfile.TemporaryDirectory(prefix="bench-classroom-") as folder:
         app = AppProcess(Path(folder)).start()
         try:
@@ -133,7 +170,7 @@ def main() -> None:
             peak = sampler.highest
         finally:
             app.stop()
-    print(f"{args.students} students, {args.items} items, public mode, 127.0.0.1\n")
+    print(f"{args.students} students, {args.items} items, public mode, 127.0.0.1, {args.client} calls\n")
     print("| measured | n | p50 | p95 | p95 / idle p95 |\n| --- | --- | --- | --- | --- |")
     print(row("idle: one answer", idle_answers))
     print(row("idle: presenter refresh", idle_refreshes))

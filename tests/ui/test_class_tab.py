@@ -5,7 +5,9 @@ the reveal, a reloaded student rejoining, and a student refused the teacher's en
 
 from __future__ import annotations
 
+import json
 import re
+import urllib.request
 
 from gradio_client import Client
 from playwright.sync_api import expect
@@ -130,6 +132,15 @@ def test_a_student_cannot_drive_the_class_through_the_api(serve):
     item = client.predict(student, api_name="/class_item")
     assert item["state"] == "answering" and item["image"].startswith("data:image/png;base64,")
     assert "truth" not in item and "tally" not in item
+    # A poll from a page that has this item's picture is not sent it again ...
+    again = client.predict(student, item["index"], api_name="/class_item")
+    assert again["image"] is None and again["image_unchanged"] and again["question"] == item["question"]
+    # ... and a script may POST straight to the endpoint, without the queue (as the phones' pages do).
+    direct = urllib.request.Request(f"{url}/gradio_api/run/class_item", json.dumps({"data": [student, None]}).encode(),
+                                    {"Content-Type": "application/json"})  # fmt: skip
+    with urllib.request.urlopen(direct, timeout=60) as response:
+        posted = json.loads(response.read())["data"][0]
+    assert posted["index"] == item["index"] and posted["image"] == item["image"]
     assert client.predict(student, "No", api_name="/class_answer")["received"]
     assert "already answered" in client.predict(student, "Yes", api_name="/class_answer")["error"]
     shown = client.predict(opened["teacher_token"], api_name="/class_reveal")

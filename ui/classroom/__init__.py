@@ -108,14 +108,19 @@ def build_class(
             teacher_timer = gr.Timer(TICK, active=False)
 
     private = {"api_visibility": "private"}
+    # What sixty phones send each second (where the class is, an answer) and the presenter's own
+    # tick: in-memory work of a millisecond, posted straight to the server (queue=False) rather
+    # than through the queue, whose bounded slots (and SSE stream per call) stay for model work.
+    # bench/classroom.py measures the difference.
+    direct = {**private, "queue": False}
     # The student's side.
     join.click(student.join, [code, name], [student_token, page, join_box, student_timer], **private)
     name.submit(student.join, [code, name], [student_token, page, join_box, student_timer], **private)
     view = [page, picture, shown, *buttons, pad, text_box, join_box, student_timer]
-    student_timer.tick(student.refresh, [student_token, shown], view, **private)
+    student_timer.tick(student.refresh, [student_token, shown], view, **direct)
     inputs_after = [page, *buttons, pad, text_box]
     for button in buttons:
-        button.click(student.answer, [student_token, button], inputs_after, **private)
+        button.click(student.answer, [student_token, button], inputs_after, **direct)
     for digit in digits:
         digit.click(None, typed, typed, js=f"(v) => ((v || '') + '{digit.value}').slice(0, 6)", **private)
     clear.click(lambda: "", None, typed, **private)
@@ -129,7 +134,7 @@ def build_class(
         _opened, [source, benchmark, params, count, seed, picked, seconds, pace, models, *keys],
         [teacher_token, presenter, qr, message, teacher_timer], **private,
     ).success(lambda held: gr.update(open=not held), teacher_token, form, **private)  # fmt: skip
-    teacher_timer.tick(teacher.refresh, teacher_token, [presenter, qr], **private)
+    teacher_timer.tick(teacher.refresh, teacher_token, [presenter, qr], **direct)
     next_button.click(teacher.next_item, teacher_token, [presenter, item_picture, item_text, revealed], **private)
     reveal_button.click(teacher.reveal, teacher_token, revealed, **private)
     end_button.click(teacher.results, teacher_token, [summary, curve, csv_file, json_file], **private)

@@ -5,12 +5,17 @@ an exception, so a script reads the reason like a person does.
 
     class_open(benchmark, params, count, seconds, models) -> {code, teacher_token, items}
     class_join(code, name) -> {student_token, name}
-    class_item(student_token) -> {index, image, question, options, seconds_left, state, ...}
+    class_item(student_token, shown) -> {index, image, question, options, seconds_left, state, ...}
     class_answer(student_token, answer) -> {received, index, answer}
     class_status(teacher_token) -> {phase, index, students, answered, seconds_left, ...}
     class_next(teacher_token) -> {phase, index, answered, students, ...}
     class_reveal(teacher_token) -> {tally, truth, models, ...}
     class_results(teacher_token) -> {items: [...], overall, fit}
+
+Every endpoint but class_open is cheap, in-memory work, served without the queue: a script may
+POST straight to `/gradio_api/run/<name>` with `{"data": [...]}`, every parameter given (`null`
+for `shown`): one request, a JSON reply, as sixty phones' pages do each second. `gradio_client`
+goes through the queue, unlimited in concurrency for these.
 """
 
 from __future__ import annotations
@@ -88,14 +93,19 @@ def class_join(code: str, name: str) -> dict[str, Any]:
     return _answer(work)
 
 
-def class_item(student_token: str) -> dict[str, Any]:
-    """The item this student is on: never its truth or tally before the reveal."""
+def class_item(student_token: str, shown: int | None = None) -> dict[str, Any]:
+    """The item this student is on: never its truth or tally before the reveal. `shown`: the
+    index of the item whose picture the caller has already; its picture is then not sent again
+    (`image` null, `image_unchanged` true): a poll each second costs a few hundred bytes."""
 
     def work() -> dict[str, Any]:
         room = CLASSES.by_token(student_token)
         view = room.item_for(student_token)
-        if view.get("index") is not None:
-            view["image"] = _image_uri(room, student_token, view["index"])
+        index = view.get("index")
+        if index is not None and index == shown:
+            view["image"], view["image_unchanged"] = None, True
+        elif index is not None:
+            view["image"] = _image_uri(room, student_token, index)
         return view
 
     return _answer(work)
@@ -138,4 +148,5 @@ ENDPOINTS = (class_open, class_join, class_item, class_answer, class_status, cla
 def register() -> None:
     """Inside a Blocks: each function as a named endpoint (its name is its api_name)."""
     for function in ENDPOINTS:
-        gr.api(function, api_name=function.__name__, queue=function is class_open)
+        cheap = function is not class_open  # opening builds a lesson's pictures: through the queue
+        gr.api(function, api_name=function.__name__, queue=not cheap, concurrency_limit=None if cheap else "default")
