@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import gradio as gr
+from starlette.middleware import Middleware
 
 # ZeroGPU needs its GPU function to exist when the app starts (it does nothing where ZeroGPU is absent).
 import models.hf_zerogpu  # noqa: F401
@@ -15,6 +16,7 @@ from models.types import BackendError
 from probes.core.errors import ProbeError, UsageError
 from probes.running.settings import check as check_settings
 from ui.about import build_about
+from ui.body_bound import BodyBound
 from ui.classroom import browser_tokens, build_class
 from ui.cleanup import start_sweeper
 from ui.common import IMAGE_FILES
@@ -78,9 +80,12 @@ def build_demo() -> gr.Blocks:
     return demo
 
 
-# How the app is served, here and in the tests: uploads over 50 MB are refused by Gradio before
-# any of our code reads them (probes/files/images.py applies the same limit to files it is given).
-LAUNCH_OPTIONS = {"css": CSS, "max_file_size": "50mb"}
+def launch_options() -> dict:
+    """How the app is served, here and in the tests: uploads over 50 MB are refused by Gradio
+    before any of our code reads them (probes/files/images.py applies the same limit to files it
+    is given), and any other request's body past ui/body_bound.py's bound before it is parsed.
+    A new dict each time: Gradio's launch writes into app_kwargs."""
+    return {"css": CSS, "max_file_size": "50mb", "app_kwargs": {"middleware": [Middleware(BodyBound)]}}
 
 
 def server_port() -> int:
@@ -99,4 +104,4 @@ if __name__ == "__main__":
     except (ProbeError, BackendError) as exc:  # a setting that does not parse: say which, and stop
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(2)
-    demo.launch(server_name=os.environ.get("GRADIO_SERVER_NAME", "0.0.0.0"), server_port=port, **LAUNCH_OPTIONS)
+    demo.launch(server_name=os.environ.get("GRADIO_SERVER_NAME", "0.0.0.0"), server_port=port, **launch_options())

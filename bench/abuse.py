@@ -162,8 +162,12 @@ def measure(app: AppProcess, attack: Attack, args, seed_base: int, idle_p95: flo
             try:
                 outcome = attack.run(ctx)
             except Exception as exc:  # noqa: BLE001 - a failed call is an outcome to report
-                # The app may still be working on it: it is restarted after this attack.
-                outcome = Outcome("", note=f"{type(exc).__name__}: {first_words(exc, 12)}", stuck=True)
+                if getattr(getattr(exc, "response", None), "status_code", None) == 413:
+                    # Refused at the door (ui/body_bound.py): the app never read the body.
+                    outcome = Outcome("413: the request's body is past the bound", note="refused before it was read")
+                else:
+                    # The app may still be working on it: it is restarted after this attack.
+                    outcome = Outcome("", note=f"{type(exc).__name__}: {first_words(exc, 12)}", stuck=True)
             if not first:
                 first.append(time.perf_counter() - started)
             outcomes.append(outcome)

@@ -59,7 +59,7 @@ def serve(tmp_path, monkeypatch):
         demo = app.build_demo()
         port = free_port()
         demo.launch(
-            server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, **app.LAUNCH_OPTIONS
+            server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, **app.launch_options()
         )
         launched.append(demo)
         return f"http://127.0.0.1:{port}"
