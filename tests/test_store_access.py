@@ -41,6 +41,7 @@ from probes.running.store import Store
 from probes.running.store_access import StoreReadOnly
 from tests.conftest import REPO, run_cli
 from tests.support.confined import cli_calls, in_mount_namespace, run_cli_unprivileged, unprivileged
+from tests.support.older_stores import as_version_3
 from tests.test_cli_hardening import assert_one_error_line
 
 RUN = ["run", "blind/touching-circles", "--model", "baseline/chance", "--limit", "3"]
@@ -234,8 +235,7 @@ def test_the_scoreboard_reads_the_operators_store_in_process(tmp_path, monkeypat
 
 def test_an_older_read_only_store_says_how_to_read_it(tmp_path, deny_writing):
     path = filled(tmp_path / "results.sqlite")
-    with sqlite3.connect(path) as db:  # as version 3 left it: no `ungraded` column
-        db.execute("ALTER TABLE results DROP COLUMN ungraded")
+    as_version_3(path)  # no `ungraded` column
     deny_writing()
     with pytest.raises(InputRejected, match="written by an older version.*copy it to a folder you can write"):
         Store(path)
