@@ -16,6 +16,7 @@ It holds item references (ids, seeds, parameters, image hashes), never image byt
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import sqlite3
@@ -139,6 +140,9 @@ def _ungrade_transformed_before_v4(db: sqlite3.Connection) -> None:
         )
 
 
+_SERIALS = itertools.count(1)
+
+
 def default_path() -> Path:
     return Path(os.environ.get("PROBE_HOME", ".probe")) / "results.sqlite"
 
@@ -166,6 +170,7 @@ class Store(StoreReads):
         self._read_only_reason = ""
         self._lock = threading.Lock()
         self._counted = None  # cells counted in Python (StoreReads.cells)
+        self._serial = next(_SERIALS)
         # A store that cannot be opened (a folder, a file that is not a database, a damaged or
         # unwritable one) is the user's to fix: one clear message, never a traceback.
         try:

@@ -30,7 +30,8 @@ class StoreReads:
 
     _db: sqlite3.Connection
     _lock: threading.Lock
-    _counted: tuple[tuple[int, int], dict[Key, Counts]] | None = None  # cells counted in Python (see `cells`)
+    _counted: tuple[tuple[int, int, int], dict[Key, Counts]] | None = None  # cells counted in Python (see `cells`)
+    _serial: int = 0  # which Store this is (see `version`)
 
     def results(
         self,
@@ -119,14 +120,15 @@ class StoreReads:
         names = None if groups is None else set(groups)
         return {k: c for k, c in counted.items() if c.results and where.keeps(k) and cells.wanted_grp(k[5], names)}
 
-    def version(self) -> tuple[int, int]:
+    def version(self) -> tuple[int, int, int]:
         """Changes whenever the results may have: a commit by another connection (SQLite's
-        data_version) or by this one (its count of changes). Reads no table."""
+        data_version) or by this one (its count of changes); the first number tells this
+        connection from any other (those two count per connection). Reads no table."""
         with self._lock:
             return self._version()
 
-    def _version(self) -> tuple[int, int]:
-        return self._db.execute("PRAGMA data_version").fetchone()[0], self._db.total_changes
+    def _version(self) -> tuple[int, int, int]:
+        return self._serial, self._db.execute("PRAGMA data_version").fetchone()[0], self._db.total_changes
 
     def _cells_kept(self) -> bool:
         """Whether the kept counts are current: the table is there and no older version has

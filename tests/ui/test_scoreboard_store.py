@@ -168,26 +168,33 @@ def home(filled, monkeypatch):
     reset_caches()
 
 
-def test_the_view_leaves_probe_clicks_out_and_the_api_default_counts_them(home):
-    from ui.scoreboard_data import origins_for, stored_results
+def decoded(path: Path, origins) -> list[Result]:
+    """Every result of these origins, decoded: what the counts are checked against."""
+    with Store(path) as store:
+        return [r for r in store.results() if r.origin.value in origins]
 
-    everything = stored_results()
-    shown = stored_results(origins=origins_for(False))
+
+def test_the_view_leaves_probe_clicks_out_and_the_api_default_counts_them(home):
+    from ui.scoreboard_data import EVERY_ORIGIN, origins_for, shown, stored_tally
+
+    tally = stored_tally()
+    everything = decoded(home, EVERY_ORIGIN)
     probes = [r for r in everything if r.origin is Origin.PROBE]
-    assert len(probes) == 2 and len(everything) - len(shown) == 2
-    assert {r.model for r in shown}.isdisjoint({PROBED}) and "upload" not in {r.benchmark for r in shown}
-    assert {r.origin for r in shown} == {Origin.RUN, Origin.HUMAN}
-    assert len(stored_results(origins=origins_for(True))) == len(everything)
+    assert len(probes) == 2 and tally.count() == len(everything)
+    assert tally.count() - tally.count(origins_for(False)) == 2
+    heads = shown(tally, origins_for(False))
+    assert {h[1] for h in heads}.isdisjoint({PROBED}) and "upload" not in {h[0] for h in heads}
+    assert {h[4] for h in heads} == {Origin.RUN.value, Origin.HUMAN.value}
+    assert tally.count(origins_for(True)) == len(everything)
 
 
 def test_the_leaderboard_agrees_with_report_cell_for_cell(home):
-    from ui.scoreboard_data import origins_for, stored_results
+    from ui.scoreboard_data import origins_for, shown, stored_tally
     from ui.scoreboard_leaderboard import build
 
-    shown = stored_results(origins=origins_for(False))
-    board = build(shown)
+    board = build(shown(stored_tally(), origins_for(False)))
     assert board.benchmarks == (TOUCHING, ILLUSION)
-    unperturbed = [r for r in shown if r.perturbation == "none"]
+    unperturbed = [r for r in decoded(home, origins_for(False)) if r.perturbation == "none"]
     for row in aggregate([r for r in unperturbed if not r.model.startswith("human/")]):
         assert board.cells[(row.model, row.mode, "measured")][row.benchmark] == row.accuracy
     people = aggregate([replace(r, model="people") for r in unperturbed if r.model.startswith("human/")])
@@ -204,19 +211,24 @@ def test_the_leaderboard_agrees_with_report_cell_for_cell(home):
 
 
 def test_the_benchmark_table_pins_references_and_rounds_once(home):
-    from ui.scoreboard_data import Filters, origins_for, scoreboard_rows, select, stored_results
-    from ui.scoreboard_tables import benchmark_table, pooled_people
+    from ui.scoreboard_data import Filters, origins_for, pooled_people, scoreboard_rows, stored_tally
+    from ui.scoreboard_tables import benchmark_table
 
-    shown = stored_results(origins=origins_for(False))
+    tally, origins = stored_tally(), origins_for(False)
     filters = Filters(ILLUSION, group="difference")
-    selected = select(shown, filters)
-    rows = scoreboard_rows(selected, filters) + pooled_people(selected, filters.by)
-    table = benchmark_table(rows, "difference")
+    rows = scoreboard_rows(tally, filters, origins)
+    people = pooled_people(tally, filters, origins)
+    # The rows report prints for the same results, decoded; people pooled as one observer.
+    results = [r for r in decoded(home, origins) if r.benchmark == ILLUSION]
+    assert rows == report_rows(results, ["difference"], [ILLUSION])
+    humans = [replace(r, model="people (3 persons)") for r in results if r.model.startswith("human/")]
+    assert people == aggregate(humans, by=["difference"])
+    table = benchmark_table(rows + people, "difference")
     frame = table.table.data
     assert "benchmark" not in frame.columns and "difference" in frame.columns
     assert frame["source"].iloc[0] == "chance"  # pinned at the top, not hidden at the bottom
-    people = frame[frame["model"] == "people (3 persons)"]
-    assert len(people) == 1 + len(DIFFERENCES) and set(people["source"]) == {"people, pooled"}
+    pooled = frame[frame["model"] == "people (3 persons)"]
+    assert len(pooled) == 1 + len(DIFFERENCES) and set(pooled["source"]) == {"people, pooled"}
     for value in frame["accuracy"]:
         assert value == "–" or len(value.split(".")[1]) == 1  # one decimal everywhere
     published = frame[frame["source"].str.startswith("published")]
@@ -226,11 +238,13 @@ def test_the_benchmark_table_pins_references_and_rounds_once(home):
 
 
 def test_mode_agreement_defaults_to_modes_that_share_items(home):
-    from ui.scoreboard_data import agreement_defaults, origins_for, stored_results
+    from ui.scoreboard_data import origins_for, stored_tally
+    from ui.scoreboard_items import agreement_defaults
 
-    shown = stored_results(origins=origins_for(False))
-    model, modes, chosen = agreement_defaults(shown, TOUCHING, None)
+    origins = origins_for(False)
+    model, modes, chosen = agreement_defaults(stored_tally(), TOUCHING, None, origins)
     assert len(chosen) >= 2 and set(chosen) <= set(modes)
+    shown = decoded(home, origins)
     shared = None
     for mode in chosen:
         items = {r.item_id for r in shown if (r.benchmark, r.model, r.mode) == (TOUCHING, model, mode)}
