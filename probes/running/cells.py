@@ -115,17 +115,39 @@ def _tidy(row: str) -> str:
     )
 
 
+def _in_place(old: str, new: str) -> str:
+    """The statement for a result whose cells stay the same (its head and groups unchanged: a
+    re-run with another answer, a regrade): each of its cells updated once by the difference,
+    rather than taken away from and added to again (half the writes). Sums add the new value and
+    then the old one's negative, each compensated as `_pair_sum` does, so they stay exact."""
+    before, after = _counted(old), _counted(new)
+    updates = [f"{name} = {name} + ({after[name]}) - ({before[name]})" for name in _INTS]
+    for column, value in (("score", "score"), ("latency", "latency")):
+        high, low = _pair_sum(f"{column}_high", f"{column}_low", f"({after[value]})")
+        high, low = _pair_sum(high, low, f"(-({before[value]}))")
+        updates += [f"{column}_high = {high}", f"{column}_low = {low}"]
+    keys = " AND ".join(f"{name} = {new}.{name}" for name in ("benchmark", "model", "mode", "perturbation", "origin"))
+    return (
+        f"UPDATE cells SET {', '.join(updates)} WHERE {keys} AND grp IN "
+        f"(SELECT '' UNION ALL SELECT {_GROUP} FROM json_each({new}.groups));"
+    )
+
+
+# Where a result's cells are: a change of any of these moves it to other cells.
+_PLACED = ("benchmark", "model", "mode", "perturbation", "origin", "groups")
 # What a cell counts from a result: an update that changes none of these (a cached re-run saving
 # the same answer again) leaves the cells alone.
-_WATCHED = ("benchmark", "model", "mode", "perturbation", "origin", "groups", "status", "score", "correct", "ungraded",
-            "latency")  # fmt: skip
-TRIGGER_NAMES = ("cells_after_insert", "cells_after_delete", "cells_after_update")
+_COUNTED_FROM = ("status", "score", "correct", "ungraded", "latency")
+_STAYS = " AND ".join(f"old.{name} IS new.{name}" for name in _PLACED)
+TRIGGER_NAMES = ("cells_after_insert", "cells_after_delete", "cells_after_update", "cells_after_move")
 TRIGGERS = (
     f"CREATE TRIGGER cells_after_insert AFTER INSERT ON results BEGIN {_upsert('new', '')} END",
     f"CREATE TRIGGER cells_after_delete AFTER DELETE ON results BEGIN {_upsert('old', '-')} {_tidy('old')} END",
-    "CREATE TRIGGER cells_after_update AFTER UPDATE ON results WHEN "
-    + " OR ".join(f"old.{name} IS NOT new.{name}" for name in _WATCHED)
-    + f" BEGIN {_upsert('old', '-')} {_upsert('new', '')} {_tidy('old')} END",
+    f"CREATE TRIGGER cells_after_update AFTER UPDATE ON results WHEN {_STAYS} AND ("
+    + " OR ".join(f"old.{name} IS NOT new.{name}" for name in _COUNTED_FROM)
+    + f") BEGIN {_in_place('old', 'new')} END",
+    f"CREATE TRIGGER cells_after_move AFTER UPDATE ON results WHEN NOT ({_STAYS}) "
+    f"BEGIN {_upsert('old', '-')} {_upsert('new', '')} {_tidy('old')} END",
 )
 
 

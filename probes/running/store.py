@@ -54,11 +54,13 @@ _TRUTH_KEPT_BEFORE_V4 = {
 }  # fmt: skip
 REGRADE = "graded before its truth followed the picture sent: run (or import) it again to regrade it"
 # A new run of a cell replaces its row by an UPSERT, not INSERT OR REPLACE: the replaced row then
-# fires the update trigger that keeps the counts (a REPLACE deletes it without firing any).
+# fires the update triggers that keep the counts (a REPLACE deletes it without firing any). The key
+# is left out of the SET: assigning it, even to itself, rewrites the indexes that hold it.
+_KEY = ("benchmark", "item_id", "model", "mode", "perturbation")
 _INSERT_RESULT = (
     f"INSERT INTO results ({', '.join(RESULT_COLUMNS)}) VALUES ({', '.join('?' * len(RESULT_COLUMNS))})"
-    " ON CONFLICT (benchmark, item_id, model, mode, perturbation) DO UPDATE SET "
-    + ", ".join(f"{column} = excluded.{column}" for column in RESULT_COLUMNS)
+    f" ON CONFLICT ({', '.join(_KEY)}) DO UPDATE SET "
+    + ", ".join(f"{column} = excluded.{column}" for column in RESULT_COLUMNS if column not in _KEY)
 )
 # An error (no reply at all) never replaces a reply: it only fills an empty cell or an earlier error.
 _INSERT_ERROR = _INSERT_RESULT + " WHERE results.status = 'error'"

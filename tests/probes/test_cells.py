@@ -16,6 +16,7 @@ import json
 import os
 import random
 import sqlite3
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -114,6 +115,19 @@ def test_replacements_errors_and_deletions_keep_the_counts_right(varied):
         assert after[(answered.benchmark, answered.item_id, answered.model, answered.mode,
                       answered.perturbation)].status is Status.ANSWERED  # fmt: skip
         assert sum(1 for key in after if key in before and after[key] != before[key]) > 500
+        assert kept_rows(store) == decoded_rows(store)
+        # Re-runs that keep a result in its cells (same groups and origin) with another answer,
+        # score or latency: counted in place (a trigger of its own).
+        regraded = []
+        for r in rng.sample(store.results(), 400):
+            if r.status is Status.ERROR:
+                continue
+            score = rng.choice((0.0, 1 / 3, 1.0)) if r.correct is None else float(not r.correct)
+            correct = None if r.correct is None else not r.correct
+            status = rng.choice((Status.ANSWERED, Status.UNPARSED)) if correct is not None else r.status
+            regraded.append((replace(r, status=status, correct=correct, score=score, ungraded=None,
+                                     latency=rng.choice((None, rng.uniform(0.01, 9.0)))), None, ""))  # fmt: skip
+        store.record_many(regraded)
         assert kept_rows(store) == decoded_rows(store)
     # Deletions by another connection (a user deleting a model's results), then every result of a cell.
     with sqlite3.connect(varied) as db:
