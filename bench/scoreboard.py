@@ -1,31 +1,68 @@
-"""Scoreboard: time to build the table and the charts from a store of 100,000 results (the
-Scoreboard tab's own `scoreboard()` handler, everything it returns), the first time (the store
-read and decoded) and after a change of filters (the decoded results kept in memory); then the
-Curves view (`psychometric()`: item references read for the series drawn, logistic fits with
-their bootstrap) and the Compare view (`compare()`) on 20,000 illusion results in the same store.
+"""Scoreboard at scale: how long the Scoreboard tab and `report` take on a store of 100,000 and of
+1,000,000 results, each measured in a fresh process as a person meets it (the app built, then the
+Scoreboard tab opened), and what keeping the counts costs the writes.
 
-Run from the repository root:  python -m bench.scoreboard [--results 100000]
+Two stores, filled here:
+- 100,000 results: blind/touching-circles, 8 models x 3 modes, grouped by gap (14 values): one
+  benchmark holding everything (the harness's store before issue 24);
+- 1,000,000 results: a researcher's sweep, the seven illusion/* families x 4 models x every
+  condition (4 modes x 6 perturbations), 1,500 items each, grouped as the families group them
+  (difference, inducers, illusion strength, congruence ...), 1% errors, some ungraded, three
+  people on two of them and a few single probe clicks.
+
+For each store, in a child process: the first view (`sync`, then `scoreboard`, as opening the tab
+runs them: the leaderboard, the default benchmark's table, CSV/JSON, its charts), each filter change
+(models, mode, perturbation, group breakdown: `scoreboard` again), another benchmark (`sync` and
+`scoreboard`), `/scoreboard` called as an API (which also computes mode agreement and latency), the
+Modes & latency, Curves and Compare views opened, and `report --format json` (overall, and by a
+group). With `--before CHECKOUT` (an exported checkout of the code before, e.g.
+`git archive c1537d2 | tar -x -C /tmp/before`), the same first view, filter changes and report are
+timed with that code on a copy of the store, in the same run.
+
+Writes: 100,000 results recorded into a store three ways (new cells; every cell again with a
+changed answer; every cell again unchanged, as a cached re-run saves it), with this code and (with
+`--before`) the code before.
+
+Run from the repository root:  python -m bench.scoreboard [--sizes 100000,1000000] [--before DIR]
 """
 
 from __future__ import annotations
 
 import argparse
+import inspect
+import io
+import json
 import math
 import os
 import random
+import resource
+import shutil
+import subprocess
+import sys
 import tempfile
 import time
+from contextlib import redirect_stdout
+from pathlib import Path
 
-from probes.core.types import ItemRef, Result, Status
-from probes.running.store import Store
-
+REPO = Path(__file__).resolve().parent.parent
 MODELS = [f"provider/model-{n}" for n in range(8)]
 MODES = ["0-shot", "4-shot", "4-shot+CoT"]
 GAPS = [f"{-0.15 + 0.05 * i:+.2f}" for i in range(14)]
-DIFFERENCES = [-0.3, -0.2, -0.1, -0.05, 0.05, 0.1, 0.2, 0.3]
+FAMILIES = ["delboeuf", "ebbinghaus", "mueller-lyer", "poggendorff", "ponzo", "vertical-horizontal", "zoellner"]
+SWEEP_MODELS = ["openai/gpt-4o", "anthropic/claude-sonnet-4-5", "hf/Qwen/Qwen2.5-VL-7B-Instruct", "ollama/llava:7b"]
+SWEEP_MODES = ["0-shot", "4-shot", "0-shot+CoT", "4-shot+CoT"]
+PERTURBATIONS = ["none", "no-image", "flip-vertical", "flip-horizontal", "grayscale", "resize-256"]
+DIFFERENCES = [round(-0.3 + 0.04 * i, 2) for i in range(16)]
+STRENGTHS = ["-30", "-15", "+15", "+30", "+45"]
 
 
-def fill(store: Store, count: int) -> None:
+# --- the stores ------------------------------------------------------------------------------------
+
+
+def fill_circles(store, count: int) -> None:
+    """The 100,000-result store: one benchmark, 8 models x 3 modes."""
+    from probes.core.types import Result, Status
+
     rng = random.Random(0)
     batch = []
     for n in range(count):
@@ -44,77 +81,316 @@ def fill(store: Store, count: int) -> None:
     store.record_many(batch)
 
 
-def fill_illusion(store: Store, count: int) -> None:
-    """Mueller-Lyer answers as the runner stores them (item references with the design's
-    parameters): a difference sweep under three inducer polarities, an observer per model."""
-    rng = random.Random(1)
+def sweep_results(count: int, seed: int = 1):
+    """The researcher's sweep, as the runner stores it: `count` results over the seven illusions,
+    every model in every condition, answers from an observer fooled by the inducers."""
+    from probes.core.types import ItemRef, Origin, Result, Status
+
+    rng = random.Random(seed)
+    per_item = len(SWEEP_MODELS) * len(SWEEP_MODES) * len(PERTURBATIONS)
+    items = math.ceil(count / (len(FAMILIES) * per_item))
+    made = 0
+    for family in FAMILIES:
+        benchmark = f"illusion/{family}"
+        for item in range(items):
+            difference = DIFFERENCES[item % len(DIFFERENCES)]
+            inducers = ("with", "flipped", "none")[(item // len(DIFFERENCES)) % 3]
+            polarity = {"with": 1, "flipped": -1, "none": 0}[inducers]
+            strength = "none" if inducers == "none" else STRENGTHS[(item // 48) % len(STRENGTHS)]
+            groups = {"prompt": ("longer", "shorter")[item % 2], "design": "grid", "difference": f"{difference:+.2f}",
+                      "illusion_strength": strength, "inducers": inducers, "canvas": "384",
+                      "congruence": "neutral" if polarity == 0 else ("congruent" if polarity * difference > 0
+                                                                     else "incongruent")}  # fmt: skip
+            params = {"difference": difference, "polarity": polarity, "positive_answer": 0}
+            for model in SWEEP_MODELS:
+                for mode in SWEEP_MODES:
+                    for perturbation in PERTURBATIONS:
+                        if made == count:
+                            return
+                        made += 1
+                        status = Status.ANSWERED
+                        chosen = rng.random() < 1 / (1 + math.exp(-(difference - 0.05 * polarity) / 0.06))
+                        roll = rng.random()
+                        if roll < 0.01:
+                            status = Status.ERROR
+                        elif roll < 0.03:
+                            status = Status.UNPARSED
+                        elif roll < 0.035:
+                            status = Status.REFUSED
+                        ungraded = "no right answer under this condition" if (
+                            perturbation == "flip-vertical" and family in ("mueller-lyer", "ponzo")) else None  # fmt: skip
+                        right = status is Status.ANSWERED and chosen == (difference > 0)
+                        graded = status is not Status.ERROR and ungraded is None
+                        yield Result(
+                            benchmark, f"ml-{item}", model, mode, perturbation, status,
+                            reply="Top" if chosen else "Bottom", parsed=0 if chosen else 1,
+                            correct=right if graded else None, score=float(right) if graded else None, target=0,
+                            latency=None if status is Status.ERROR else rng.uniform(0.3, 9.0), groups=groups,
+                            ungraded=ungraded, error="timeout" if status is Status.ERROR else None,
+                            item_ref=ItemRef(benchmark, f"ml-{item}", Origin.RUN, params=params),
+                            cache_key=f"{benchmark}/{item}/{model}/{mode}/{perturbation}",
+                        )  # fmt: skip
+
+
+def fill_sweep(store, count: int) -> None:
+    """The million-result store: the sweep, then three people on two families and a few probe clicks."""
+    from probes.core.types import ItemRef, Origin, Result, Status
+
     batch = []
-    for n in range(count):
-        model, mode = MODELS[n % len(MODELS)], MODES[(n // len(MODELS)) % len(MODES)]
-        item = n // (len(MODELS) * len(MODES))
-        difference, polarity = DIFFERENCES[item % 8], (1, -1, 0)[(item // 8) % 3]
-        positive = rng.random() < 1 / (1 + math.exp(-(difference - 0.05 * polarity) / 0.06))
-        params = {"difference": difference, "polarity": polarity, "positive_answer": 0}
-        result = Result(
-            benchmark="illusion/mueller-lyer", item_id=f"ml-{item}", model=model, mode=mode, perturbation="none",
-            status=Status.ANSWERED, reply="Top" if positive else "Bottom", parsed=0 if positive else 1,
-            correct=positive == (difference > 0), score=float(positive == (difference > 0)), target=0,
-            groups={"difference": f"{difference:+.2f}", "inducers": ("with", "flipped", "none")[(item // 8) % 3]},
-            item_ref=ItemRef("illusion/mueller-lyer", f"ml-{item}", params=params), cache_key=f"i{n}",
-        )  # fmt: skip
+    for result in sweep_results(count):
         batch.append((result, None, ""))
         if len(batch) == 5000:
             store.record_many(batch)
             batch = []
+    rng = random.Random(2)
+    for person in ("Ada", "Bo", "Cy"):
+        for family in ("mueller-lyer", "ponzo"):
+            for item in range(96):
+                difference = DIFFERENCES[item % len(DIFFERENCES)]
+                right = rng.random() < 0.8
+                batch.append((Result(f"illusion/{family}", f"ml-{item}", f"human/{person}", "human", "none",
+                                     Status.ANSWERED, correct=right, score=float(right), latency=rng.uniform(1, 4),
+                                     groups={"difference": f"{difference:+.2f}", "inducers": "with"},
+                                     item_ref=ItemRef(f"illusion/{family}", f"ml-{item}", Origin.HUMAN,
+                                                      params={"difference": difference, "polarity": 1,
+                                                              "positive_answer": 0})), None, ""))  # fmt: skip
+    for n in range(5):
+        batch.append((Result("illusion/ponzo", f"ml-{n}", "openai/gpt-4o-mini", "0-shot", "none", Status.ANSWERED,
+                             correct=True, score=1.0, item_ref=ItemRef("illusion/ponzo", f"ml-{n}", Origin.PROBE)),
+                      None, ""))  # fmt: skip
     store.record_many(batch)
 
 
-def timed(work) -> float:
+SCENARIOS = {
+    "circles": {
+        "fill": fill_circles, "benchmark": "blind/touching-circles", "other": None, "group": "gap",
+        "models": MODELS[:2], "mode": "4-shot", "perturbation": "none", "curves": ("difference", "gap"),
+        "compare": ("modes", "0-shot", ["4-shot", "4-shot+CoT"]), "agreement": (MODELS[0], ["0-shot", "4-shot"]),
+    },
+    "sweep": {
+        "fill": fill_sweep, "benchmark": None, "other": "illusion/zoellner", "group": "difference",
+        "models": SWEEP_MODELS[:2], "mode": "0-shot+CoT", "perturbation": "grayscale", "curves": ("difference",),
+        "compare": ("models", SWEEP_MODELS[0], SWEEP_MODELS[1:3]), "agreement": (SWEEP_MODELS[0], SWEEP_MODES[:2]),
+    },
+}  # fmt: skip
+
+
+def scenario_of(size: int) -> dict:
+    """The 100,000-result store is the harness's older one (one benchmark); any other size is the sweep."""
+    return SCENARIOS["circles" if size == 100_000 else "sweep"]
+
+
+# --- one process's measures ------------------------------------------------------------------------
+
+
+def timed(work) -> tuple[float, object]:
     started = time.perf_counter()
-    work()
-    return time.perf_counter() - started
+    value = work()
+    return time.perf_counter() - started, value
+
+
+def _call(function, *args, **named):
+    """A handler as this checkout has it: `view` only where the code has one (the code before
+    issue 24 computed every view's data in `scoreboard` and `sync`)."""
+    accepted = inspect.signature(function).parameters
+    return function(*args, **{k: v for k, v in named.items() if k in accepted})
+
+
+def child(args: argparse.Namespace) -> None:
+    """Run in a fresh process (the code is this checkout's, or the one on PYTHONPATH): the app
+    built, then everything a person does on the Scoreboard, timed; JSON on the last line."""
+    os.environ["PROBE_HOME"] = str(Path(args.store).parent)
+    import app
+
+    app.build_demo()  # the app as it starts: tabs built, plotly imported
+    from ui import scoreboard_handlers as handlers
+    from ui.scoreboard import scoreboard
+
+    scenario = scenario_of(args.size)
+    figures: dict[str, object] = {}
+    origins = ["human", "import", "judgement", "run"]
+
+    def value(update: object) -> object:
+        return update.get("value") if isinstance(update, dict) else None
+
+    def first_view(benchmark: str | None = None) -> str:
+        """What opening the tab runs: `sync` (the view unknown yet), then `scoreboard` with the
+        agreement's model and modes `sync` chose (the code before chose them there)."""
+        synced = _call(handlers.sync, False, benchmark, [], "all", "all", "overall only", None, [], None, "models", None,
+                       [], view=None)  # fmt: skip
+        chosen = value(synced[1])
+        view = synced[12] if len(synced) > 12 else None  # this code's sync says the view open: the Table
+        _call(scoreboard, chosen, [], "all", "all", "overall only", value(synced[6]), value(synced[7]) or [], origins,
+              view=view)  # fmt: skip
+        return chosen
+
+    def reopen() -> None:
+        """A fresh connection to the store and nothing kept from it (as after the app starts)."""
+        from ui import scoreboard_data, sessions
+
+        sessions.shared_store.cache_clear()
+        for kept in ("_cache", "_shown", "_derived", "_tallies"):
+            getattr(scoreboard_data, kept, {}).clear()
+
+    figures["first view"], benchmark = timed(first_view)
+    figures["benchmark"] = benchmark
+    reopen()
+    figures["first view, store reopened"] = timed(lambda: first_view(benchmark))[0]
+    changes = {
+        "models": ([*scenario["models"]], "all", "all", "overall only"),
+        "mode": ([], scenario["mode"], "all", "overall only"),
+        "perturbation": ([], "all", scenario["perturbation"], "overall only"),
+        "group breakdown": ([], "all", "all", scenario["group"]),
+        "all four": ([*scenario["models"]], scenario["mode"], scenario["perturbation"], scenario["group"]),
+    }
+    agree_model, agree_modes = scenario["agreement"]
+    for name, (models, mode, perturbation, group) in changes.items():
+        # The page's own call on the Table view; the code before computed agreement and latency too.
+        figures[f"filter: {name}"] = min(
+            timed(lambda m=models, o=mode, p=perturbation, g=group: _call(
+                scoreboard, benchmark, m, o, p, g, agree_model, agree_modes, origins, view="table"))[0]
+            for _ in range(3)
+        )  # fmt: skip
+    if scenario["other"]:
+        figures["another benchmark"] = timed(lambda: first_view(scenario["other"]))[0]
+    figures["/scoreboard API (all views)"] = timed(
+        lambda: _call(scoreboard, benchmark, [], "all", "all", "overall only", agree_model, agree_modes))[0]  # fmt: skip
+    try:
+        from ui.scoreboard_views import compare, modes_opened, psychometric
+    except ImportError:  # the code before issue 24: these views' data came with `sync` and `scoreboard`
+        modes_opened = None
+    if modes_opened is not None:
+        figures["Modes & latency opened"] = timed(
+            lambda: modes_opened(benchmark, [], "all", "all", None, [], origins))[0]  # fmt: skip
+        param = next(p for p in scenario["curves"] if p in _swept(benchmark))
+        figures["Curves opened"] = timed(lambda: psychometric(benchmark, param, [], "all", "all"))[0]
+        figures["Curves, again"] = timed(lambda: psychometric(benchmark, param, [], "all", "all"))[0]
+        axis, a, b = scenario["compare"]
+        figures["Compare opened"] = timed(lambda: (
+            handlers.compare_choices(benchmark, axis, a, b, [], "all", "all", False),
+            compare(benchmark, axis, a, b, [], "all", "all")))[0]  # fmt: skip
+        # The alternative to kept counts, timed: every cell counted by a GROUP BY over the results
+        # (json_each for the groups), as a read-only store from before the counts is read and as
+        # an older store is upgraded once.
+        from probes.running import cells
+        from ui.sessions import shared_store
+
+        opened = shared_store()
+        figures["GROUP BY instead of kept counts"] = timed(lambda: cells.count(opened._db))[0]
+    from probes.cli import main
+
+    for name, extra in (("report", []), (f"report --by {scenario['group']}", ["--by", scenario["group"]])):
+        with redirect_stdout(io.StringIO()) as printed:
+            figures[name] = timed(lambda e=extra: main(["report", "--store", args.store, "--format", "json", *e]))[0]
+        figures[f"{name} rows"] = len(json.loads(printed.getvalue()))
+    figures["peak RSS MB"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps(figures))
+
+
+def _swept(benchmark: str) -> list[str]:
+    from ui.scoreboard_data import facets, origins_for, stored_tally
+
+    return facets(stored_tally(), benchmark, origins_for(False)).swept
+
+
+def measured(size: int, store: Path, code: Path, label: str) -> dict:
+    env = {**os.environ, "PYTHONPATH": str(code)}
+    done = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child", "--size", str(size), "--store",
+                           str(store)], cwd=code, env=env, capture_output=True, text=True, timeout=3600)  # fmt: skip
+    if done.returncode != 0:
+        raise SystemExit(f"{label} failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+# --- writes ----------------------------------------------------------------------------------------
+
+
+def writes(count: int) -> dict:
+    """Results/s recording `count` results as new cells, as changed re-runs and as unchanged ones."""
+    from probes.running.store import Store
+
+    fresh = list(sweep_results(count, seed=3))
+    changed = [r.__class__(**{**r.__dict__, "latency": (r.latency or 0) + 0.5}) for r in sweep_results(count, seed=4)]
+    figures = {}
+    with tempfile.TemporaryDirectory() as folder, Store(Path(folder) / "writes.sqlite") as store:
+        for name, results in (("new", fresh), ("changed", changed), ("unchanged", changed)):
+            started = time.perf_counter()
+            for start in range(0, len(results), 500):  # the runner's group commits are of this order
+                store.record_many([(r, None, "") for r in results[start : start + 500]])
+            figures[name] = len(results) / (time.perf_counter() - started)
+    return figures
+
+
+def writes_child(args: argparse.Namespace) -> None:
+    print(json.dumps(writes(args.size)))
+
+
+def writes_in(code: Path, count: int) -> dict:
+    env = {**os.environ, "PYTHONPATH": str(code)}
+    done = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--writes", "--size", str(count)], cwd=code,
+                          env=env, capture_output=True, text=True, timeout=3600)  # fmt: skip
+    if done.returncode != 0:
+        raise SystemExit(f"writes failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+# --- the report ------------------------------------------------------------------------------------
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--results", type=int, default=100_000)
-    parser.add_argument("--illusion", type=int, default=20_000)
+    parser.add_argument("--sizes", default="100000,1000000")
+    parser.add_argument("--before", help="an exported checkout of the code before, timed on a copy of each store")
+    parser.add_argument("--write-count", type=int, default=100_000)
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--writes", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--size", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--store", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as home:
-        os.environ["PROBE_HOME"] = home
-        from ui import sessions
-        from ui.scoreboard import scoreboard
-        from ui.scoreboard_handlers import compare, psychometric
+    if args.child:
+        return child(args)
+    if args.writes:
+        return writes_child(args)
+    sys.path.insert(0, str(REPO))
+    from probes.running.store import Store
 
-        sessions.shared_store.cache_clear()
-        fill(sessions.shared_store(), args.results)
-        arguments = ("blind/touching-circles", [], "all", "all", "gap", MODELS[0], ["0-shot", "4-shot"])
-        started = time.perf_counter()
-        outputs = scoreboard(*arguments)
-        first = time.perf_counter() - started
-        timings = [
-            timed(lambda mode=mode: scoreboard("blind/touching-circles", [], mode, "all", "gap", MODELS[1], MODES))
-            for mode in ("0-shot", "4-shot", "all")
-        ]
-        fill_illusion(sessions.shared_store(), args.illusion)
-        scoreboard(*arguments)  # the store changed: read it again before timing the views
-        curves = [timed(lambda: psychometric("illusion/mueller-lyer", "difference", [], "all", "all")) for _ in "ab"]
-        compared = timed(lambda: compare("illusion/mueller-lyer", "modes", "0-shot", ["4-shot", "4-shot+CoT"], [],
-                                         "all", "all"))  # fmt: skip
-    table = outputs[1]
-    rows = len(getattr(table, "data", table))  # a pandas Styler (tinted reference rows) or a DataFrame
-    print(f"store of {args.results:,} results, 8 models x 3 modes, grouped by gap (14 values), cores {os.cpu_count()}")
-    print(
-        f"first build (read and decode the store, leaderboard, table, CSV/JSON, 3 charts, agreement): {first:.2f} s, "
-        f"{rows} table rows"
-    )
-    print(
-        f"after a change of filters (decoded results kept): {min(timings):.2f} to {max(timings):.2f} s (goal: under 1 s)"
-    )
-    print(
-        f"curves on {args.illusion:,} illusion results (8 series x 3 inducer fits, 1000 bootstrap resamples each): "
-        f"first {curves[0]:.2f} s, again {curves[1]:.2f} s; compare 0-shot with two modes: {compared:.2f} s"
-    )
+    print(f"cores {os.cpu_count()}, load average {os.getloadavg()[0]:.1f} at the start")
+    for size in (int(s) for s in args.sizes.split(",")):
+        with tempfile.TemporaryDirectory() as home:
+            path = Path(home) / "results.sqlite"
+            with Store(path) as store:
+                seconds, _ = timed(lambda s=store, n=size: scenario_of(n)["fill"](s, n))
+                stored = store.count()
+            print(f"\n## {stored:,} results ({path.stat().st_size / 2**20:,.0f} MB; filled in {seconds:.0f} s, "
+                  f"{stored / seconds:,.0f} results/s)")  # fmt: skip
+            runs = {"this code": measured(size, path, REPO, "this code")}
+            if args.before:
+                copy = Path(home) / "before" / "results.sqlite"
+                copy.parent.mkdir()
+                shutil.copy(path, copy)
+                runs["before"] = measured(size, copy, Path(args.before), "before")
+            _table(runs)
+            print(f"load average {os.getloadavg()[0]:.1f}")
+    print(f"\n## writes: {args.write_count:,} results, 500 per transaction (results/s)")
+    figures = {"this code": writes(args.write_count)}
+    if args.before:
+        figures["before"] = writes_in(Path(args.before), args.write_count)
+    for label, found in figures.items():
+        print(f"{label:10} " + "  ".join(f"{name} {rate:,.0f}" for name, rate in found.items()))
+
+
+def _table(runs: dict[str, dict]) -> None:
+    names = [n for n in next(iter(runs.values())) if n != "benchmark"]
+    print(f"default benchmark: {next(iter(runs.values()))['benchmark']}")
+    print(f"{'':34}" + "".join(f"{label:>14}" for label in runs))
+    for name in names:
+        cells = []
+        for found in runs.values():
+            value = found.get(name)
+            cells.append("-" if value is None else f"{value:.3f}" if isinstance(value, float) and "MB" not in name
+                         else f"{value:,.0f}")  # fmt: skip
+        unit = "" if "rows" in name or "MB" in name else " s"
+        print(f"{name + unit:34}" + "".join(f"{cell:>14}" for cell in cells))
 
 
 if __name__ == "__main__":

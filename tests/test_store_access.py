@@ -41,6 +41,7 @@ from probes.running.store import Store
 from probes.running.store_access import StoreReadOnly
 from tests.conftest import REPO, run_cli
 from tests.support.confined import cli_calls, in_mount_namespace, run_cli_unprivileged, unprivileged
+from tests.support.older_stores import as_version_3
 from tests.test_cli_hardening import assert_one_error_line
 
 RUN = ["run", "blind/touching-circles", "--model", "baseline/chance", "--limit", "3"]
@@ -121,7 +122,7 @@ def test_the_scoreboard_reads_the_operators_store_it_may_not_write(tmp_path):
     code = (
         "import json, app\n"
         "app.build_demo()\n"
-        "from ui.scoreboard_data import stored_results\n"
+        "from ui.scoreboard_data import stored_tally\n"
         "from ui.sessions import shared_store\n"
         "from probes.core.types import Result, Status\n"
         "try:\n"
@@ -129,7 +130,7 @@ def test_the_scoreboard_reads_the_operators_store_it_may_not_write(tmp_path):
         "    refused = ''\n"
         "except Exception as exc:\n"
         "    refused = f'{type(exc).__name__}: {exc}'\n"
-        "print(json.dumps([len(stored_results()), shared_store().read_only, refused]))\n"
+        "print(json.dumps([stored_tally().count(), shared_store().read_only, refused]))\n"
     )
     try:
         done = subprocess.run([*unprivileged(), sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True,
@@ -224,18 +225,17 @@ def test_the_scoreboard_reads_the_operators_store_in_process(tmp_path, monkeypat
     reset_caches()
     deny_writing()
     try:
-        assert len(scoreboard_data.stored_results(reload=True)) == 5
+        assert scoreboard_data.stored_tally(reload=True).count() == 5
         assert shared_store().read_only
     finally:
         shared_store().close()
         reset_caches()
-        scoreboard_data._cache.clear()
+        scoreboard_data._tallies.clear()
 
 
 def test_an_older_read_only_store_says_how_to_read_it(tmp_path, deny_writing):
     path = filled(tmp_path / "results.sqlite")
-    with sqlite3.connect(path) as db:  # as version 3 left it: no `ungraded` column
-        db.execute("ALTER TABLE results DROP COLUMN ungraded")
+    as_version_3(path)  # no `ungraded` column
     deny_writing()
     with pytest.raises(InputRejected, match="written by an older version.*copy it to a folder you can write"):
         Store(path)

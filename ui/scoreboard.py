@@ -16,8 +16,9 @@ perturbation, a group to break down by), in four views:
   mean latency per model.
 
 Single probe clicks (the Probe tab) are left out until "include single probes" is ticked. The
-handlers are in ui/scoreboard_handlers.py; `scoreboard` stays importable from here (API
-`/scoreboard`, the benchmark harness).
+handlers are in ui/scoreboard_handlers.py (choices, leaderboard, table) and ui/scoreboard_views.py
+(the views of single results, computed only while open); `scoreboard` stays importable from here
+(API `/scoreboard`, the benchmark harness).
 """
 
 from __future__ import annotations
@@ -31,16 +32,19 @@ from ui.scoreboard_data import ALL, OVERALL
 from ui.scoreboard_handlers import (
     TABLE_COLUMNS,
     agreement_choices,
-    agreement_view,
     benchmark_clicked,
-    compare,
     compare_choices,
-    compare_if_shown,
-    psychometric,
-    psychometric_if_shown,
     reload_sync,
     scoreboard,
     sync,
+)
+from ui.scoreboard_views import (
+    agreement_view,
+    compare,
+    compare_if_shown,
+    modes_opened,
+    psychometric,
+    psychometric_if_shown,
 )
 
 __all__ = ["build_scoreboard", "scoreboard"]
@@ -59,7 +63,10 @@ def build_scoreboard() -> dict[str, Any]:
     origins_note = gr.Markdown(elem_id="score-origins")
     # None: every origin, what /scoreboard counts when called directly; the page sets it from the box.
     origins = gr.State(None)
-    view = gr.State("table")  # the benchmark view open: curves and comparisons are computed only there
+    # The benchmark view open: curves, comparisons, mode agreement and latencies are computed only
+    # there. None until the tab is first shown (sync makes it "table"), so a direct `/scoreboard`
+    # API call, which never opens a view, gets everything its outputs hold.
+    view = gr.State(None)
     board = gr.Dataframe(interactive=False, elem_id="score-leaderboard", max_height=420, pinned_columns=1,
                          show_label=False)  # fmt: skip
     board_note = gr.Markdown(elem_id="score-leaderboard-note")  # a click in a benchmark's column opens it below
@@ -124,9 +131,11 @@ def build_scoreboard() -> dict[str, Any]:
             latency = gr.Dataframe(interactive=False, elem_id="score-latency", show_label=False)
 
     filters = [benchmark, models, mode, perturbation, group, agree_model, agree_modes]
-    synced = [include_probes, *filters, param, axis, a, b]
+    synced = [include_probes, *filters, param, axis, a, b, view]
+    synced_out = [origins, *synced[1:]]
     shown = [status, table, csv_file, json_file, bars, group_plot, group_note, agree_table, agree_plot, latency,
              notes, phone, board, board_note, origins_note]  # fmt: skip
+    board_inputs = [*filters, origins, view]
     curve_inputs = [benchmark, param, models, mode, perturbation, include_probes]
     curve_outputs = [curves_plot, curves_note, fits, magnitudes, polarity_note, polarity_plot, polarity_table]
     compare_inputs = [benchmark, axis, a, b, models, mode, perturbation, include_probes]
@@ -139,25 +148,21 @@ def build_scoreboard() -> dict[str, Any]:
         )
 
     chain(
-        refresh.click(reload_sync, synced, [origins, *synced[1:]], **PRIVATE).then(
-            scoreboard, [*filters, origins], shown, api_name="scoreboard"
+        refresh.click(reload_sync, synced, synced_out, **PRIVATE).then(
+            scoreboard, board_inputs, shown, api_name="scoreboard"
         )
     )
     chain(
         board.select(benchmark_clicked, board, benchmark, **PRIVATE)
-        .then(sync, synced, [origins, *synced[1:]], **PRIVATE)
-        .then(scoreboard, [*filters, origins], shown, **PRIVATE)
+        .then(sync, synced, synced_out, **PRIVATE)
+        .then(scoreboard, board_inputs, shown, **PRIVATE)
     )
     tab = _enclosing_tab(top)
     for trigger in [include_probes.input, benchmark.input] + ([tab.select] if tab is not None else []):
-        chain(
-            trigger(sync, synced, [origins, *synced[1:]], **PRIVATE).then(
-                scoreboard, [*filters, origins], shown, **PRIVATE
-            )
-        )
+        chain(trigger(sync, synced, synced_out, **PRIVATE).then(scoreboard, board_inputs, shown, **PRIVATE))
     for component in (models, mode, perturbation):
-        chain(component.input(scoreboard, [*filters, origins], shown, trigger_mode="always_last", **PRIVATE))
-    group.input(scoreboard, [*filters, origins], shown, trigger_mode="always_last", **PRIVATE)
+        chain(component.input(scoreboard, board_inputs, shown, trigger_mode="always_last", **PRIVATE))
+    group.input(scoreboard, board_inputs, shown, trigger_mode="always_last", **PRIVATE)
 
     agreement_inputs = [benchmark, perturbation, agree_model, agree_modes, origins]
     agree_model.input(agreement_choices, [benchmark, perturbation, agree_model, origins], agree_modes, **PRIVATE).then(
@@ -167,14 +172,17 @@ def build_scoreboard() -> dict[str, Any]:
                       **PRIVATE)  # fmt: skip
 
     table_view.select(lambda: "table", None, view, **PRIVATE)
-    modes_view.select(lambda: "modes", None, view, **PRIVATE)
+    modes_view.select(lambda: "modes", None, view, **PRIVATE).then(
+        modes_opened, [benchmark, models, mode, perturbation, agree_model, agree_modes, origins],
+        [agree_model, agree_modes, agree_table, agree_plot, latency], **PRIVATE,
+    )  # fmt: skip
     curves_view.select(lambda: "curves", None, view, **PRIVATE).then(
         psychometric, curve_inputs, curve_outputs, **PRIVATE
     )
     param.input(psychometric, curve_inputs, curve_outputs, api_name="psychometric", trigger_mode="always_last")
     compare_view.select(lambda: "compare", None, view, **PRIVATE).then(
-        compare, compare_inputs, compare_outputs, **PRIVATE
-    )
+        compare_choices, [benchmark, axis, a, b, models, mode, perturbation, include_probes], [a, b], **PRIVATE
+    ).then(compare, compare_inputs, compare_outputs, **PRIVATE)
     axis.input(compare_choices, [benchmark, axis, a, b, models, mode, perturbation, include_probes], [a, b],
                **PRIVATE).then(compare, compare_inputs, compare_outputs, **PRIVATE)  # fmt: skip
     a.input(compare_choices, [benchmark, axis, a, b, models, mode, perturbation, include_probes], [a, b],

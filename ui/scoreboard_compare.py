@@ -14,22 +14,25 @@ results, read only then (ui.scoreboard_curves.detailed)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
 
 import pandas as pd
 import plotly.graph_objects as go
 
 from probes.analysis.consistency import consistency, position_bias, rotation_of
 from probes.analysis.paired import CompareError, Comparison, compare_many
-from probes.core.types import Result, Status
+from probes.core.types import Result
 from probes.running.store import Store
 from ui.scoreboard_curves import detailed
-from ui.scoreboard_data import derived, mode_order
+from ui.scoreboard_data import Filters, Tally, mode_order, selected
+from ui.scoreboard_items import compared, graded_keys
 from ui.scoreboard_style import CHANCE_COLOUR, WHISKER, Colours, empty, label, pattern, styled
 from ui.scoreboard_tables import DASH
 
 AXES = {"models": "model", "modes": "mode", "perturbations": "perturbation"}
+# Which filter a comparison along an axis leaves out (comparing models: every model).
+IGNORED = {"models": "models", "modes": "mode", "perturbations": "perturbation"}
 MAX_B = 12  # comparisons in one table
 PAIRED_COLUMNS = ["A", "B", "shared items", "A only right", "B only right", "A − B (points)", "95% CI", "p",
                   "p (Holm)"]  # fmt: skip
@@ -51,31 +54,29 @@ class Consistent:
     figure: go.Figure
 
 
-def values(selected: Sequence[Result], axis: str) -> list[str]:
-    found = {getattr(r, AXES[axis]) for r in selected}
+def values(tally: Tally, filters: Filters, origins: Iterable[str], axis: str) -> list[str]:
+    """The values of the axis among the results the filters pass (the axis's own filter left out)."""
+    index = {"models": 1, "modes": 2, "perturbations": 3}[axis]
+    found = {key[index] for key in selected(tally, filters, origins, ignore=(IGNORED[axis],))}
     return sorted(found, key=mode_order) if axis == "modes" else sorted(found)
 
 
-def _graded(selected: Sequence[Result], axis: str) -> dict[str, set[tuple]]:
-    """Per value of the axis, the (item, other axes) it has a graded answer for."""
-    name = AXES[axis]
-    others = [a for a in AXES.values() if a != name]
-    found: dict[str, set[tuple]] = {}
-    for r in selected:
-        if r.status is not Status.ERROR and r.correct is not None:
-            found.setdefault(getattr(r, name), set()).add((r.item_id, *(getattr(r, o) for o in others)))
-    return found
-
-
-def defaults(selected: list[Result], axis: str, a: str | None = None) -> tuple[str | None, list[str]]:
+def defaults(tally: Tally, filters: Filters, origins: Iterable[str], axis: str,
+             a: str | None = None) -> tuple[str | None, list[str]]:  # fmt: skip
     """A (unless given): the value with the most graded answers; B: the one sharing the most items with A."""
-    graded = derived(selected, f"graded\x1f{axis}", lambda rs: _graded(rs, axis))
+    graded = graded_keys(tally, filters.where(origins, ignore=(IGNORED[axis],)), AXES[axis])
     if a not in graded:
         a = max(graded, key=lambda v: (len(graded[v]), v), default=None)
     if a is None or len(graded) < 2:
         return a, []
     b = max((v for v in graded if v != a), key=lambda v: (len(graded[a] & graded[v]), v))
     return a, [b]
+
+
+def pairs(tally: Tally, filters: Filters, origins: Iterable[str], axis: str, chosen: Sequence[str]) -> list[Result]:
+    """The results of the values compared (A and the Bs) that the other filters pass."""
+    where = filters.where(origins, ignore=(IGNORED[axis],))  # the Where field is named as the axis
+    return compared(tally, replace(where, **{axis: tuple(dict.fromkeys(v for v in chosen if v))}))
 
 
 def _p(value: float) -> str:
@@ -130,15 +131,20 @@ def paired(selected: Sequence[Result], axis: str, a: str | None, bs: Sequence[st
 # --- consistency and position bias -------------------------------------------------------------
 
 
-def has_rotations(selected: Sequence[Result]) -> bool:
-    return any(rotation_of(r.perturbation) is not None for r in selected)
+def has_rotations(perturbations: Iterable[str]) -> bool:
+    return any(rotation_of(p) is not None for p in perturbations)
 
 
-def consistent(stores: Sequence[Store], selected: Sequence[Result], benchmark: str, origins: frozenset[str],
+def rotation_heads(tally: Tally, filters: Filters, origins: Iterable[str]) -> list[tuple[str, str, str]]:
+    """The (model, mode, perturbation) series of the filters (any perturbation) under a rotation
+    of the options or none: what consistency and position bias read."""
+    return sorted({(key[1], key[2], key[3]) for key in selected(tally, filters, origins, ignore=("perturbation",))
+                   if rotation_of(key[3]) is not None or key[3] == "none"})  # fmt: skip
+
+
+def consistent(stores: Sequence[Store], heads: Sequence[tuple[str, str, str]], benchmark: str, origins: frozenset[str],
                colours: Colours) -> Consistent:  # fmt: skip
     """Consistency across option orders and position bias, from the rotation results' item references."""
-    heads = sorted({(r.model, r.mode, r.perturbation) for r in selected
-                    if rotation_of(r.perturbation) is not None or r.perturbation == "none"})  # fmt: skip
     results = detailed(stores, benchmark, heads, origins)
     rows = consistency(results)
     rotated = {(r.model, r.mode) for r in results if rotation_of(r.perturbation) is not None}

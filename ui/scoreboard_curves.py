@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 import pandas as pd
@@ -31,7 +31,7 @@ from probes.core.types import Result
 from probes.people.human import is_human
 from probes.running.store import Store
 from ui.scoreboard_charts import pick_series
-from ui.scoreboard_data import ALL, Filters, fingerprint, summary
+from ui.scoreboard_data import ALL, Filters, Tally, fingerprint, shown
 from ui.scoreboard_style import (
     CHANCE_COLOUR,
     PEOPLE,
@@ -102,20 +102,20 @@ def detailed(stores: Sequence[Store], benchmark: str, heads: Sequence[Head], ori
 # --- choosing the series ---------------------------------------------------------------------
 
 
-def series_heads(scored: list[Result], filters: Filters) -> tuple[list[Head], list[Head], str]:
+def series_heads(tally: Tally, filters: Filters, origins: Iterable[str]) -> tuple[list[Head], list[Head], str]:
     """The machine series to fit (at most MAX_LINES), every person's series to pool, and a note
-    (read off the views' one-pass summary of the results, not the results themselves)."""
+    (read off the counts, not the results themselves)."""
     perturbation = "none" if filters.perturbation == ALL else filters.perturbation
     weights: dict[Head, int] = {}
     people: set[Head] = set()
-    for (benchmark, model, mode, perturbed, _), (count, _, _) in summary(scored).cells.items():
+    for (benchmark, model, mode, perturbed, _), cell in shown(tally, origins).items():
         if benchmark != filters.benchmark:
             continue
         if is_human(model):  # people are shown whatever the filters on models and modes: the reference
             people.add((model, mode, perturbed))
         elif ((not filters.models or model in filters.models) and filters.mode in (ALL, mode)
               and perturbed == perturbation):  # fmt: skip
-            weights[(model, mode, perturbed)] = weights.get((model, mode, perturbed), 0) + count
+            weights[(model, mode, perturbed)] = weights.get((model, mode, perturbed), 0) + cell.results
     kept, said = pick_series(weights, chosen_mode=filters.mode != ALL)
     return kept, sorted(people), said
 
@@ -134,10 +134,10 @@ def _is_illusion(results: Sequence[Result], param: str) -> bool:
     return any(r.item_ref is not None and "polarity" in r.item_ref.params for r in results[:50])
 
 
-def fits(stores: Sequence[Store], scored: Sequence[Result], filters: Filters, param: str,
+def fits(stores: Sequence[Store], tally: Tally, filters: Filters, param: str,
          origins: frozenset[str]) -> tuple[list[FitRow], list[MagnitudeRow], str]:  # fmt: skip
     """(fits per series [and inducers], magnitude rows (illusions only), a note on what was left out)."""
-    heads, people, said = series_heads(scored, filters)
+    heads, people, said = series_heads(tally, filters, origins)
     wanted = list(heads) + people
     key = (tuple(str(s.path) for s in stores), tuple(fingerprint(s) for s in stores), filters.benchmark, param,
            tuple(wanted), origins)  # fmt: skip
@@ -177,9 +177,9 @@ def _band(low: float | None, high: float | None, digits: int) -> str:
     return f"{_fmt(low, digits) if low is not None else '-∞'} to {_fmt(high, digits) if high is not None else '+∞'}"
 
 
-def curves(stores: Sequence[Store], scored: Sequence[Result], filters: Filters, param: str, origins: frozenset[str],
+def curves(stores: Sequence[Store], tally: Tally, filters: Filters, param: str, origins: frozenset[str],
            colours: Colours) -> Curves:  # fmt: skip
-    rows, magnitudes, said = fits(stores, scored, filters, param, origins)
+    rows, magnitudes, said = fits(stores, tally, filters, param, origins)
     rows = [r for r in rows if r.points]
     if not rows:
         return Curves(empty(f"No replies to fit against {param!r} under these filters."), "",

@@ -1,7 +1,13 @@
-"""The Scoreboard tab's data: results from the store (cached until the store changes), which of
-them a view shows (by where they came from), the filters' choices, the rows as `python -m probes
-report` builds them, and the downloads made of them. No Gradio here: ui/scoreboard.py wires it to
-widgets, ui/scoreboard_tables.py and ui/scoreboard_charts.py show it.
+"""The Scoreboard tab's data: the counts the stores keep (read once per state of the stores),
+which of them a view shows (by where they came from), the filters' choices, the rows as `python
+-m probes report` builds them, and the downloads made of them. No Gradio here: ui/scoreboard.py
+wires it to widgets, ui/scoreboard_tables.py and ui/scoreboard_charts.py show it, and
+ui/scoreboard_items.py reads the single results the views that pair or fit them need.
+
+Nothing here decodes a result: every number is read off the counts per (benchmark, model, mode,
+perturbation, origin, group value) that each store keeps as results are written
+(probes/running/cells.py), so a store of a million results builds its first view as fast as one
+of a thousand (bench/scoreboard.py).
 
 Where results came from (`Result.origin`): evaluation runs, imports, people and their judgements
 are what a scoreboard is for; a single item asked on the Probe tab is a look, not a measurement
@@ -12,24 +18,27 @@ origin, as it always has (scripts rely on its numbers)."""
 from __future__ import annotations
 
 import hashlib
-import itertools
 import os
 import re
 import tempfile
 import threading
-from collections import Counter
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections import Counter, OrderedDict
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from probes.analysis.report import report_rows, to_csv, to_json
-from probes.analysis.scoring import Row
+from probes.analysis.report import cell_report_rows, measured_rows, to_csv, to_json
+from probes.analysis.scoring import Counts, Row
 from probes.core.errors import ProbeError
-from probes.core.types import Mode, Origin, Result, Status
+from probes.core.types import Mode, Origin
+from probes.people.human import is_human
+from probes.running.cells import Key, Where
 from probes.running.store import Store
-from ui.sessions import reading, shared_store
+from ui.scoreboard_style import PEOPLE
+from ui.sessions import reader_session, reading_session
 
 ALL = "all"
 OVERALL = "overall only"
@@ -38,6 +47,7 @@ EVERY_ORIGIN = frozenset(origin.value for origin in Origin)
 VIEW_ORIGINS = EVERY_ORIGIN - {Origin.PROBE.value}
 ORIGIN_WORDS = {"run": "evaluation runs", "import": "imports", "human": "people", "judgement": "judgements",
                 "probe": "single probes"}  # fmt: skip
+Head = tuple[str, str, str, str, str]  # benchmark, model, mode, perturbation, origin
 
 
 def origins_for(include_probes: bool | None) -> tuple[str, ...]:
@@ -45,136 +55,129 @@ def origins_for(include_probes: bool | None) -> tuple[str, ...]:
     return tuple(sorted(EVERY_ORIGIN if include_probes else VIEW_ORIGINS))
 
 
-# --- results, cached -------------------------------------------------------------------------
+# --- the counts, kept per state of the stores ------------------------------------------------------
 
-_cache_lock = threading.Lock()
-_cache: dict[str, tuple[tuple, list[Result]]] = {}
-_shown: dict[tuple, tuple[list[Result], list[Result]]] = {}
-
-
-def fingerprint(opened: Store) -> tuple:
-    """Changes whenever the store does: every commit in WAL mode appends to the -wal file, and a
-    checkpoint rewrites the main file. The Refresh button reloads regardless."""
-    stamps = []
-    for path in (opened.path, opened.path.with_name(opened.path.name + "-wal")):
-        try:
-            stat = path.stat()
-            stamps.append((stat.st_mtime_ns, stat.st_size))
-        except FileNotFoundError:
-            stamps.append(None)
-    return (opened.count(), *stamps)
+_lock = threading.Lock()
+_tallies: OrderedDict[tuple[str, ...], Tally] = OrderedDict()
+KEPT_TALLIES = 32  # one per set of stores read (the operator's, and each visitor's own beside it)
 
 
-def stored_results(reload: bool = False, request: Any = None, origins: Iterable[str] | None = None) -> list[Result]:
-    """Every result this visitor's scoreboard shows, from the given origins (None: all): the
-    operator's store (decoding a large store takes seconds, so one copy is kept, without replies,
-    prompts and item references, until it changes) and, in public mode, the visitor's own session
-    store (small: read each time). With no results of the visitor's own, the list returned is the
-    same object until the store changes, so what is built from it can be cached by identity."""
-    wanted = frozenset(origins) if origins is not None else EVERY_ORIGIN
-    shared = _from_origins(_shared_results(reload), wanted)
-    with reading(request) as stores:
-        own = [r for s in stores[1:] for r in s.scored() if r.origin.value in wanted]
-    return shared + own if own else shared
+def fingerprint(opened: Store) -> tuple[int, int, int]:
+    """Changes whenever the store's results may have (Store.version: a commit by any connection)."""
+    return opened.version()
 
 
-def _shared_results(reload: bool) -> list[Result]:
-    opened = shared_store()
-    key, stamp = str(opened.path), fingerprint(opened)
-    with _cache_lock:
-        hit = _cache.get(key)
-        if hit and hit[0] == stamp and not reload:
-            return hit[1]
-    results = opened.scored()
-    with _cache_lock:
-        _cache.clear()  # one store per app: never hold two copies
-        _cache[key] = (stamp, results)
-    return results
+@dataclass(eq=False)
+class Tally:
+    """The counts of every store a visitor's scoreboard reads (public mode: the operator's and
+    their own), pooled. One object per state of those stores, so what is derived from it can be
+    kept with it (`derived`): the overall cells of every benchmark are read at once (a few
+    hundred rows for a million results), a benchmark's group cells when it is first shown."""
+
+    session: str | None  # the visitor whose own store is read beside the operator's (public mode)
+    versions: tuple[tuple[int, int, int], ...]
+    overall: dict[Head, Counts]  # every origin: a view picks its own
+    _benchmarks: dict[str, dict[Key, Counts]] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def cells_of(self, benchmark: str | None) -> dict[Key, Counts]:
+        """Every cell of one benchmark (overall and each group value), every origin."""
+        if benchmark is None:
+            return {}
+        with self._lock:
+            hit = self._benchmarks.get(benchmark)
+        if hit is None:
+            with self.opened() as stores:
+                hit = _pooled(store.cells(Where(benchmark), groups=None) for store in stores)
+            with self._lock:
+                self._benchmarks[benchmark] = hit
+        return hit
+
+    @contextmanager
+    def opened(self) -> Iterator[list[Store]]:
+        """The stores counted, open for the length of the block (a visitor's own store is held
+        only while read: between requests it may be closed, or swept)."""
+        with reading_session(self.session) as stores:
+            yield stores
+
+    def count(self, origins: Iterable[str] | None = None) -> int:
+        wanted = EVERY_ORIGIN if origins is None else frozenset(origins)
+        return sum(c.results for head, c in self.overall.items() if head[4] in wanted)
 
 
-def _from_origins(results: list[Result], wanted: frozenset[str]) -> list[Result]:
-    if wanted >= EVERY_ORIGIN:
-        return results
-    key = (id(results), wanted)
-    with _cache_lock:
-        hit = _shown.get(key)
-        if hit is not None and hit[0] is results:
-            return hit[1]
-    kept = [r for r in results if r.origin.value in wanted]
-    with _cache_lock:
-        if len(_shown) > 4:
-            _shown.clear()
-        _shown[key] = (results, kept)
-    return kept
+def _pooled(parts: Iterable[Mapping[Any, Counts]]) -> dict[Any, Counts]:
+    """Counts of several stores added cell by cell (a result in two stores counts twice, as it is
+    shown twice)."""
+    parts = list(parts)
+    if len(parts) == 1:
+        return dict(parts[0])
+    pooled: dict[Any, Counts] = {}
+    for part in parts:
+        for key, counts in part.items():
+            pooled.setdefault(key, Counts()).add(counts)
+    return pooled
 
 
-_derived: dict[tuple[int, str], tuple[list[Result], Any]] = {}
+def stored_tally(reload: bool = False, request: Any = None) -> Tally:
+    """The counts this visitor's scoreboard shows: the operator's store and, in public mode, the
+    visitor's own; the same object until one of the stores changes (the Refresh button reads
+    them again regardless). Visitors with no store of their own share the operator's."""
+    with reading_session(reader_session(request)) as opened:
+        stores = tuple(opened)
+        session = reader_session(request) if len(stores) > 1 else None
+        key = tuple(str(store.path) for store in stores)
+        versions = tuple(fingerprint(store) for store in stores)
+        with _lock:
+            hit = _tallies.get(key)
+            if hit is not None and hit.versions == versions and not reload:
+                _tallies.move_to_end(key)
+                return hit
+        overall = _pooled({key[:5]: c for key, c in store.cells().items()} for store in stores)
+    tally = Tally(session, versions, overall)
+    with _lock:
+        _tallies[key] = tally
+        _tallies.move_to_end(key)
+        while len(_tallies) > KEPT_TALLIES:
+            _tallies.popitem(last=False)
+    return tally
 
 
-def derived(results: list[Result], name: str, compute: Any) -> Any:
-    """`compute(results)`, kept while `results` is the same list (they stay the same until the store
-    changes): a count over every result costs a tenth of a second on a large store."""
-    key = (id(results), name)
-    with _cache_lock:
+_derived: OrderedDict[tuple, tuple[Tally, Any]] = OrderedDict()
+
+
+def derived(tally: Tally, name: str, compute: Any) -> Any:
+    """`compute(tally)`, kept while `tally` is the same object (it is until a store changes)."""
+    key = (id(tally), name)
+    with _lock:
         hit = _derived.get(key)
-        if hit is not None and hit[0] is results:
+        if hit is not None and hit[0] is tally:
             return hit[1]
-    value = compute(results)
-    with _cache_lock:
-        if len(_derived) > 64:
-            _derived.clear()
-        _derived[key] = (results, value)
+    value = compute(tally)
+    with _lock:
+        _derived[key] = (tally, value)
+        while len(_derived) > 256:
+            _derived.popitem(last=False)
     return value
 
 
-@dataclass(frozen=True)
-class Summary:
-    """Everything the views count over all results, from one pass (kept with the results): per
-    (benchmark, model, mode, perturbation, origin), how many results, how many scored (errors and
-    ungraded left out, as `report` leaves them out of n) and their summed score."""
+def shown(tally: Tally, origins: Iterable[str]) -> dict[Head, Counts]:
+    """The overall cells of the origins a view shows."""
+    wanted = frozenset(origins)
+    return derived(tally, f"shown\x1f{sorted(wanted)}",
+                   lambda t: {head: c for head, c in t.overall.items() if head[4] in wanted})  # fmt: skip
 
-    cells: dict[tuple[str, str, str, str, str], list]
 
-    def by(self, index: int) -> Counter:
+def counted_by(tally: Tally, origins: Iterable[str], index: int) -> Counter:
+    """Results per benchmark (0), model (1), mode (2), perturbation (3) or origin (4)."""
+    wanted = frozenset(origins)
+
+    def count(t: Tally) -> Counter:
         counts: Counter = Counter()
-        for key, (count, _, _) in self.cells.items():
-            counts[key[index]] += count
+        for head, cell in shown(t, wanted).items():
+            counts[head[index]] += cell.results
         return counts
 
-
-def summary(results: list[Result]) -> Summary:
-    def count(rs: list[Result]) -> Summary:
-        cells: dict[tuple, list] = {}
-        error = Status.ERROR
-        for r in rs:
-            # The origin as the enum itself (a str): its .value per result costs a tenth of the pass.
-            key = (r.benchmark, r.model, r.mode, r.perturbation, r.item_ref.origin if r.item_ref else Origin.RUN)
-            cell = cells.get(key)
-            if cell is None:
-                cell = cells[key] = [0, 0, 0.0]
-            cell[0] += 1
-            if r.status is not error and r.score is not None:
-                cell[1] += 1
-                cell[2] += r.score
-        return Summary({(*key[:4], key[4].value): cell for key, cell in cells.items()})
-
-    return derived(results, "summary", count)
-
-
-def of_benchmark(results: list[Result], benchmark: str | None) -> list[Result]:
-    """The results of one benchmark (all benchmarks' results are grouped once and kept)."""
-
-    def group(rs: list[Result]) -> dict[str, list[Result]]:
-        found: dict[str, list[Result]] = {}
-        for r in rs:
-            found.setdefault(r.benchmark, []).append(r)
-        return found
-
-    return derived(results, "by benchmark", group).get(benchmark, [])
-
-
-def origin_counts(results: list[Result]) -> Counter:
-    return summary(results).by(4)
+    return derived(tally, f"by\x1f{index}\x1f{sorted(wanted)}", count)
 
 
 # --- filters ---------------------------------------------------------------------------------
@@ -192,6 +195,18 @@ class Filters:
     def by(self) -> list[str]:
         return [] if self.group in (OVERALL, "", None) else [self.group]
 
+    def where(self, origins: Iterable[str], ignore: Iterable[str] = ()) -> Where:
+        """The filters as a store reads them; `ignore` names filters left out ("mode", "models",
+        "perturbation"), for views that compare along them."""
+        skip = set(ignore)
+        return Where(
+            self.benchmark,
+            () if "models" in skip else self.models,
+            () if "mode" in skip or self.mode == ALL else (self.mode,),
+            () if "perturbation" in skip or self.perturbation == ALL else (self.perturbation,),
+            tuple(sorted(origins)),
+        )
+
 
 @dataclass(frozen=True)
 class Facets:
@@ -204,9 +219,9 @@ class Facets:
     swept: list[str]  # groups whose values are all numbers, at least three of them: a curve's x
 
 
-def benchmarks(results: list[Result]) -> tuple[list[str], str | None]:
-    """Benchmarks in these results, and the one with the most results (the first to show)."""
-    counts = summary(results).by(0)
+def benchmarks(tally: Tally, origins: Iterable[str]) -> tuple[list[str], str | None]:
+    """Benchmarks with results from these origins, and the one with the most (the first to show)."""
+    counts = counted_by(tally, origins, 0)
     ranked = sorted(counts, key=lambda b: (-counts[b], b))
     return sorted(counts), ranked[0] if ranked else None
 
@@ -219,22 +234,21 @@ def mode_order(label: str) -> tuple:
         return (1, False, 0, label)
 
 
-def facets(results: list[Result], benchmark: str | None) -> Facets:
-    return derived(results, f"facets\x1f{benchmark}", lambda rs: _facets(of_benchmark(rs, benchmark)))
+def facets(tally: Tally, benchmark: str | None, origins: Iterable[str]) -> Facets:
+    wanted = frozenset(origins)
+    return derived(tally, f"facets\x1f{benchmark}\x1f{sorted(wanted)}", lambda t: _facets(t, benchmark, wanted))
 
 
-def _facets(results: Sequence[Result]) -> Facets:
+def _facets(tally: Tally, benchmark: str | None, origins: frozenset[str]) -> Facets:
     models, modes, perturbations, groups = set(), set(), set(), {}
-    group_sets: dict[int, Any] = {}  # results share a few group mappings: read each once
-    for result in results:
-        models.add(result.model)
-        modes.add(result.mode)
-        perturbations.add(result.perturbation)
-        if id(result.groups) not in group_sets:
-            group_sets[id(result.groups)] = result.groups
-    for mapping in group_sets.values():
-        for name, value in mapping.items():
-            groups.setdefault(name, set()).add(value)
+    for (named, model, mode, perturbation, _, grp), _cell in _of_origins(tally.cells_of(benchmark), origins):
+        if named == benchmark:
+            models.add(model)
+            modes.add(mode)
+            perturbations.add(perturbation)
+            if grp:
+                name, _, value = grp.partition("=")
+                groups.setdefault(name, set()).add(value)
     swept = [
         name for name, values in groups.items() if len(values) >= 3 and all(numeric(v) is not None for v in values)
     ]
@@ -243,69 +257,51 @@ def _facets(results: Sequence[Result]) -> Facets:
     return Facets(sorted(models), sorted(modes, key=mode_order), sorted(perturbations), sorted(groups), swept)
 
 
-def select(results: list[Result], filters: Filters, ignore: Iterable[str] = ()) -> list[Result]:
-    """The results of the filters' benchmark that pass them; `ignore` names filters left out
-    ("mode", "models", "perturbation"), for views that compare along them."""
-    skip = set(ignore)
-    models = set() if "models" in skip else set(filters.models)
-    mode = ALL if "mode" in skip else filters.mode
-    perturbation = ALL if "perturbation" in skip else filters.perturbation
-    chosen = of_benchmark(results, filters.benchmark)
-    if not models and mode == ALL and perturbation == ALL:
-        return chosen
-    return [
-        r
-        for r in chosen
-        if (not models or r.model in models)
-        and (mode == ALL or r.mode == mode)
-        and (perturbation == ALL or r.perturbation == perturbation)
-    ]
+def _of_origins(cells: Mapping[Key, Counts], origins: frozenset[str]) -> Iterable[tuple[Key, Counts]]:
+    return ((key, cell) for key, cell in cells.items() if key[4] in origins and cell.results)
 
 
-def agreement_defaults(
-    results: list[Result], benchmark: str | None, model: str | None, perturbation: str = ALL
-) -> tuple[str | None, list[str], list[str]]:
-    """The model and the two or three modes whose agreement is worth showing: those sharing the
-    most graded items (a model and modes with no item in common draw an empty diagram). A model
-    given and asked in several modes is kept. Returns (model, its modes, the modes chosen)."""
-    items = derived(results, f"graded\x1f{benchmark}\x1f{perturbation}",
-                    lambda rs: _graded_items(of_benchmark(rs, benchmark), perturbation))  # fmt: skip
-    if not items:
-        return None, [], []
-    return _best_modes(items, model)
+def selected(tally: Tally, filters: Filters, origins: Iterable[str], groups: Sequence[str] = (),
+             ignore: Iterable[str] = ()) -> dict[Key, Counts]:  # fmt: skip
+    """The cells of the filters' benchmark that pass them (but those in `ignore`: see
+    Filters.where): overall, and the entries of `groups`."""
+    where = filters.where(origins, ignore)
+    names = set(groups)
+    return {
+        key: cell
+        for key, cell in tally.cells_of(filters.benchmark).items()
+        if cell.results and where.keeps(key) and (not key[5] or key[5].partition("=")[0] in names)
+    }
 
 
-def _graded_items(results: Sequence[Result], perturbation: str) -> dict[str, dict[str, set[tuple[str, str]]]]:
-    """model -> mode -> the (item, perturbation) it has a graded answer for."""
-    items: dict[str, dict[str, set[tuple[str, str]]]] = {}
-    for r in results:
-        if r.status is not Status.ERROR and r.correct is not None and perturbation in (ALL, r.perturbation):
-            items.setdefault(r.model, {}).setdefault(r.mode, set()).add((r.item_id, r.perturbation))
-    return items
+def selected_count(tally: Tally, filters: Filters, origins: Iterable[str]) -> int:
+    """How many results pass the filters."""
+    return sum(cell.results for key, cell in selected(tally, filters, origins).items() if not key[5])
 
 
-def _best_modes(
-    items: dict[str, dict[str, set[tuple[str, str]]]], model: str | None
-) -> tuple[str, list[str], list[str]]:
-    def best(name: str) -> tuple[int, int, list[str]]:
-        modes = sorted(items[name], key=mode_order)
-        found = (0, 0, modes[:3])
-        for size in (2, 3):
-            for combo in itertools.combinations(modes, size):
-                shared = len(set.intersection(*(items[name][m] for m in combo)))
-                if (shared, size) > found[:2]:
-                    found = (shared, size, list(combo))
-        return found
-
-    candidates = [model] if model in items and len(items[model]) > 1 else sorted(items)
-    chosen = max(candidates, key=lambda name: (best(name)[0], -candidates.index(name)))
-    return chosen, sorted(items[chosen], key=mode_order), best(chosen)[2]
-
-
-def scoreboard_rows(selected: Sequence[Result], filters: Filters) -> list[Row]:
+def scoreboard_rows(tally: Tally, filters: Filters, origins: Iterable[str]) -> list[Row]:
     """Measured rows, then chance and published rows: exactly what `report` prints for them."""
     named = [filters.benchmark] if filters.benchmark else []
-    return report_rows(selected, filters.by, named)
+    return cell_report_rows(selected(tally, filters, origins, filters.by), filters.by, named)
+
+
+def pooled_people(tally: Tally, filters: Filters, origins: Iterable[str]) -> list[Row]:
+    """Every human/<name> together as one row per mode and group ("people (3 persons)"): a class's
+    answers beside the models, when more than one person took part."""
+    cells = {key: cell for key, cell in selected(tally, filters, origins, filters.by).items() if is_human(key[1])}
+    persons = {key[1] for key in cells}
+    if len(persons) < 2:
+        return []
+    name = f"{PEOPLE} ({len(persons)} persons)"
+    return measured_rows(_renamed(cells, name), filters.by)
+
+
+def _renamed(cells: Mapping[Key, Counts], name: str) -> dict[Key, Counts]:
+    """Cells of several people under one name, those falling on one key added together."""
+    pooled: dict[Key, Counts] = {}
+    for key, cell in cells.items():
+        pooled.setdefault((key[0], name, *key[2:]), Counts()).add(cell)
+    return pooled
 
 
 def numeric(value: str) -> float | None:

@@ -5,22 +5,22 @@ numbers, each tinted apart.
 
 Only unperturbed results count here (a perturbation is an experiment on a benchmark, shown in its
 own view). Accuracy is computed as `report` computes it (the mean score of the replies, errors left
-out), in one pass over the results, and kept until the results change: the leaderboard reads every
-benchmark, and a change of filters must not pay for that again."""
+out), from the overall counts the stores keep (a few hundred cells for a million results), and
+kept until a store changes."""
 
 from __future__ import annotations
 
-import threading
 from collections import defaultdict
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 import pandas as pd
 from pandas.io.formats.style import Styler
 
 from probes.analysis.report import reference_rows
-from probes.core.types import Result
+from probes.analysis.scoring import Counts
 from probes.people.human import is_human
-from ui.scoreboard_data import mode_order, summary
+from ui.scoreboard_data import Head, Tally, derived, mode_order, shown
 from ui.scoreboard_style import PEOPLE
 from ui.scoreboard_tables import DASH, notes, tint
 
@@ -36,42 +36,33 @@ class Board:
     cells: dict[tuple[str, str, str], dict[str, float]]
 
 
-_lock = threading.Lock()
-_kept: dict[str, tuple[list[Result], Board]] = {}
+def leaderboard(tally: Tally, origins: Iterable[str]) -> Board:
+    """Kept with the counts (ui.scoreboard_data keeps them until a store changes)."""
+    wanted = frozenset(origins)
+    return derived(tally, f"leaderboard\x1f{sorted(wanted)}", lambda t: build(shown(t, wanted)))
 
 
-def leaderboard(results: list[Result]) -> Board:
-    """Kept for the same list of results (ui.scoreboard_data keeps that list until the store changes)."""
-    with _lock:
-        hit = _kept.get("board")
-        if hit is not None and hit[0] is results:
-            return hit[1]
-    board = build(results)
-    with _lock:
-        _kept["board"] = (results, board)
-    return board
-
-
-def accuracies(results: list[Result]) -> tuple[dict[tuple[str, str, str], tuple[int, float]], int]:
+def accuracies(cells: Mapping[Head, Counts]) -> tuple[dict[tuple[str, str, str], tuple[int, float]], int]:
     """(benchmark, model, mode) -> (n, accuracy %) over unperturbed results, people pooled; and
-    how many people. Read off the views' one-pass summary (ui.scoreboard_data.summary)."""
-    sums: dict[tuple[str, str, str], list[float]] = defaultdict(lambda: [0, 0.0])
+    how many people. Read off the overall counts of the origins shown."""
+    sums: dict[tuple[str, str, str], Counts] = defaultdict(Counts)
     persons: set[str] = set()
-    for (benchmark, model, mode, perturbation, _), (_, scored, total) in summary(results).cells.items():
-        if perturbation != "none":
+    for (benchmark, model, mode, perturbation, _), cell in cells.items():
+        if perturbation != "none" or not cell.results:
             continue
         if is_human(model):
             persons.add(model)
             model = PEOPLE
-        cell = sums[(benchmark, model, mode)]
-        cell[0] += scored
-        cell[1] += total
-    found = {key: (int(n), round(100 * total / n, 2)) for key, (n, total) in sums.items() if n}
+        sums[(benchmark, model, mode)].add(cell)
+    found = {}
+    for key, cell in sums.items():
+        if cell.scored:  # the row's own accuracy, as `report` computes it
+            found[key] = (cell.scored, cell.row(key[0], key[1], key[2], "none", "overall").accuracy)
     return found, len(persons)
 
 
-def build(results: list[Result]) -> Board:
-    measured, persons = accuracies(results)
+def build(counts: Mapping[Head, Counts]) -> Board:
+    measured, persons = accuracies(counts)
     benchmarks = tuple(sorted({b for b, _, _ in measured}))
     cells: dict[tuple[str, str, str], dict[str, float]] = defaultdict(dict)
     for (benchmark, model, mode), (_, accuracy) in measured.items():

@@ -17,7 +17,7 @@ from probes.analysis.polarity import PolarityRow, polarity_rows, pooled
 from probes.people.human import is_human
 from probes.running.store import Store
 from ui.scoreboard_curves import detailed, series_heads
-from ui.scoreboard_data import Filters
+from ui.scoreboard_data import Filters, Tally
 from ui.scoreboard_style import CHANCE_COLOUR, PEOPLE, empty, is_person, label, styled
 from ui.scoreboard_tables import DASH
 
@@ -37,8 +37,8 @@ class Polarity:
     table: pd.DataFrame
 
 
-def polarity_view(stores: Sequence[Store], scored: list, filters: Filters, origins: frozenset[str]) -> Polarity:
-    heads, people, _ = series_heads(scored, filters)
+def polarity_view(stores: Sequence[Store], tally: Tally, filters: Filters, origins: frozenset[str]) -> Polarity:
+    heads, people, _ = series_heads(tally, filters, origins)
     results = detailed(stores, filters.benchmark or "", list(heads) + people, origins)
     rows = [r for r in polarity_rows(results) if r.group == "overall"]
     # People pooled as one observer, each matched pair taken within one person.

@@ -12,15 +12,13 @@ from __future__ import annotations
 
 import html
 import math
-from collections import defaultdict
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import pandas as pd
 from pandas.io.formats.style import Styler
 
-from probes.analysis.scoring import Row, aggregate
-from probes.core.types import Result, Status
+from probes.analysis.scoring import Row
 from probes.people.human import is_human
 from ui.scoreboard_data import mode_order, numeric
 from ui.scoreboard_style import PEOPLE
@@ -53,20 +51,6 @@ def source_label(row: Row, marks: dict[str, int] | None = None) -> str:
     if note and marks is not None:
         text += f" [{marks.setdefault(note, len(marks) + 1)}]"
     return text
-
-
-def pooled_people(selected: Sequence[Result], by: Sequence[str], models: Iterable[str] | None = None) -> list[Row]:
-    """Every human/<name> together as one row per mode and group ("people (3 persons)"): a class's
-    answers beside the models, when more than one person took part. `models`, when known, spares
-    a pass over the results where fewer than two people answered."""
-    if models is not None and sum(1 for m in models if is_human(m)) < 2:
-        return []
-    people = [r for r in selected if is_human(r.model)]
-    persons = {r.model for r in people}
-    if len(persons) < 2:
-        return []
-    name = f"{PEOPLE} ({len(persons)} persons)"
-    return aggregate([replace(r, model=name) for r in people], by=by)
 
 
 def group_key(group: str) -> tuple:
@@ -172,16 +156,13 @@ def empty_table(columns: Sequence[str]) -> pd.DataFrame:
 # --- latency and mode agreement --------------------------------------------------------------
 
 
-def latency_table(selected: Sequence[Result]) -> pd.DataFrame:
-    """Mean seconds per reply, per model and mode (errors left out: they never got a reply)."""
-    seconds: dict[tuple[str, str], list[float]] = defaultdict(list)
-    for result in selected:
-        if result.latency is not None and result.status is not Status.ERROR:
-            seconds[(result.model, result.mode)].append(result.latency)
+def latency_table(latencies: Mapping[tuple[str, str], tuple[int, float, float]]) -> pd.DataFrame:
+    """Mean and median seconds per reply, per model and mode (ui.scoreboard_items.latencies)."""
     records = [
-        [model, mode, len(values), f"{sum(values) / len(values):.2f}", f"{sorted(values)[len(values) // 2]:.2f}"]
-        for (model, mode), values in sorted(seconds.items(), key=lambda kv: (kv[0][0], mode_order(kv[0][1])))
-    ]
+        [model, mode, replies, f"{mean:.2f}", f"{median:.2f}"]
+        for (model, mode), (replies, mean, median) in sorted(latencies.items(),
+                                                             key=lambda kv: (kv[0][0], mode_order(kv[0][1])))
+    ]  # fmt: skip
     return pd.DataFrame(records, columns=["model", "mode", "replies", "mean (s)", "median (s)"]).astype(str)
 
 

@@ -199,7 +199,20 @@ def release_after(lease: Lease, tasks: Iterable[asyncio.Future]) -> None:
 def reading(request: gr.Request | None) -> Iterator[list[Store]]:
     """What this visitor's scoreboard shows, for the length of the block: the operator's store,
     plus their own in public mode (held, so it is not closed under the reader)."""
-    own = SESSIONS.lease(visitor(request).session, create=False) if limits().public else None
+    with reading_session(reader_session(request)) as stores:
+        yield stores
+
+
+def reader_session(request: gr.Request | None) -> str | None:
+    """The session whose own store a reader sees beside the operator's (public mode), else None."""
+    return visitor(request).session if limits().public else None
+
+
+@contextmanager
+def reading_session(session: str | None) -> Iterator[list[Store]]:
+    """`reading` for a session named beforehand (what is kept between requests keeps the name,
+    never the store, which may be closed once nobody holds it)."""
+    own = SESSIONS.lease(session, create=False) if session is not None else None
     try:
         yield [shared_store()] + ([own.store] if own is not None else [])
     finally:

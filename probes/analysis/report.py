@@ -8,11 +8,11 @@ import csv
 import functools
 import io
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
-from probes.analysis.scoring import Row, aggregate, published_rows, reference_row
+from probes.analysis.scoring import Counts, Row, aggregate, published_rows, reference_row, rows_from_counts
 from probes.core.errors import BenchmarkError
-from probes.core.registry import benchmark_ids, get_benchmark
+from probes.core.registry import benchmark_ids, generated_families, get_benchmark
 from probes.core.types import Result
 
 COLUMNS = list(Row.__dataclass_fields__)
@@ -20,7 +20,12 @@ COLUMNS = list(Row.__dataclass_fields__)
 
 @functools.cache
 def _chance(benchmark_id: str) -> float | None:
-    # Building a benchmark is cheap (items load lazily), but the app asks on every refresh.
+    # A generated family's chance is its class's: building one designs its items, which for an
+    # illusion measures every stimulus (0.7 s each, the first Scoreboard view of seven illusions
+    # paid 5 s). Others build lazily; the app asks on every refresh, hence the cache.
+    family = generated_families().get(benchmark_id)
+    if family is not None:
+        return family.chance
     try:
         return get_benchmark(benchmark_id).chance
     except BenchmarkError:  # one that cannot be built without its data has no chance row to give
@@ -46,7 +51,33 @@ def report_rows(
 ) -> list[Row]:
     """Measured rows, then (with `references`) the reference rows of every benchmark measured or
     named in `benchmarks` (a report asked for one benchmark shows its references even when empty)."""
-    rows = aggregate(results, by=by)
+    return _with_references(aggregate(results, by=by), by, benchmarks, references)
+
+
+Cell = tuple[str, str, str, str, str, str]  # benchmark, model, mode, perturbation, origin, grp ('' or name=value)
+
+
+def measured_rows(cells: Mapping[Cell, Counts], by: Sequence[str] = ()) -> list[Row]:
+    """The measured rows of counts per cell (as a store keeps them: Store.cells), every origin
+    in `cells` pooled: the rows `aggregate(results, by)` gives for the results counted."""
+    names = set(by)
+    merged: dict[tuple[str, str, str, str, str], Counts] = {}
+    for (benchmark, model, mode, perturbation, _, grp), counts in cells.items():
+        if grp and grp.partition("=")[0] not in names:
+            continue
+        key = (benchmark, model, mode, perturbation, grp or "overall")
+        merged.setdefault(key, Counts()).add(counts)
+    return rows_from_counts(merged)
+
+
+def cell_report_rows(
+    cells: Mapping[Cell, Counts], by: Sequence[str] = (), benchmarks: Iterable[str] = (), references: bool = True
+) -> list[Row]:
+    """`report_rows` from counts per cell rather than from results."""
+    return _with_references(measured_rows(cells, by), by, benchmarks, references)
+
+
+def _with_references(rows: list[Row], by: Sequence[str], benchmarks: Iterable[str], references: bool) -> list[Row]:
     if references:
         rows += reference_rows({r.benchmark for r in rows} | set(benchmarks), by)
     return rows

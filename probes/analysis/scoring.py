@@ -14,8 +14,8 @@ import itertools
 import json
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -61,7 +61,9 @@ class Row:
     note: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        # Every field is a plain value: dataclasses.asdict's deep copies cost a CSV/JSON download
+        # of a few hundred rows tens of milliseconds.
+        return {name: getattr(self, name) for name in self.__dataclass_fields__}
 
 
 def bucketed(results: Iterable[Result], by: Sequence[str] = ()) -> dict[tuple[str, str, str, str, str], list[Result]]:
@@ -80,32 +82,105 @@ def bucketed(results: Iterable[Result], by: Sequence[str] = ()) -> dict[tuple[st
 def aggregate(results: Iterable[Result], by: Sequence[str] = ()) -> list[Row]:
     """One `overall` row per (benchmark, model, mode, perturbation), plus one row per value of
     each group name in `by`."""
-    rows = [_row(key, members) for key, members in bucketed(results, by).items()]
-    return sorted(rows, key=_row_order)
+    return rows_from_counts({key: Counts.of(members) for key, members in bucketed(results, by).items()})
 
 
-def _row(key: tuple[str, str, str, str, str], members: list[Result]) -> Row:
-    scored = [r.score for r in members if r.status is not Status.ERROR and r.score is not None]
-    graded = [r for r in members if r.correct is not None]
-    correct = sum(1 for r in graded if r.correct) if graded else None  # None: a match-rate task
-    n = len(scored)
-    total = sum(scored)
-    # Wilson needs whole successes; for right/wrong scores `total` is exactly the count.
-    low, high = wilson(round(total), n)
-    latencies = [r.latency for r in members if r.latency is not None and r.status is not Status.ERROR]
-    return Row(
-        *key,
-        n=n,
-        correct=correct,
-        accuracy=round(100 * total / n, 2) if n else None,
-        ci_low=round(100 * low, 2) if n else None,
-        ci_high=round(100 * high, 2) if n else None,
-        unparsed=sum(1 for r in members if r.status is Status.UNPARSED),
-        errors=sum(1 for r in members if r.status is Status.ERROR),
-        refused=sum(1 for r in members if r.status is Status.REFUSED),
-        ungraded=sum(1 for r in members if r.ungraded and r.status is not Status.ERROR),
-        mean_latency=round(sum(latencies) / len(latencies), 3) if latencies else None,
-    )
+def rows_from_counts(counts: Mapping[tuple[str, str, str, str, str], Counts]) -> list[Row]:
+    """The rows of counts per (benchmark, model, mode, perturbation, group), in report order:
+    what `aggregate` gives for the results counted (the store keeps such counts: see
+    probes/running/cells.py)."""
+    return sorted((counts[key].row(*key) for key in counts), key=_row_order)
+
+
+def _two_sum(high: float, low: float, value: float) -> tuple[float, float]:
+    """(high, low) + value, kept as an unevaluated pair whose exact sum is the exact sum (Neumaier):
+    a score's or latency's sum then does not depend on the order of adding, nor on what was added
+    and taken away again, so counts kept in the store and merged give the row a sum of the same
+    results gives."""
+    total = high + value
+    error = (high - total) + value if abs(high) >= abs(value) else (value - total) + high
+    return total, low + error
+
+
+@dataclass(slots=True)  # kept by the thousand per view (ui/scoreboard_data.py): no __dict__ each
+class Counts:
+    """What a scoreboard row is built from, for any set of results: addable, so counts kept per
+    cell (origin, store) merge into the row of their union. Sums are (high, low) pairs whose
+    exact sum is the sum of the values (see `_two_sum`)."""
+
+    results: int = 0
+    scored: int = 0  # replies with a score: n
+    score: tuple[float, float] = (0.0, 0.0)
+    graded: int = 0  # correct not None (right/wrong tasks)
+    correct: int = 0
+    unparsed: int = 0
+    refused: int = 0
+    errors: int = 0
+    ungraded: int = 0
+    timed: int = 0  # replies with a latency
+    latency: tuple[float, float] = (0.0, 0.0)
+
+    @classmethod
+    def of(cls, members: Iterable[Result]) -> Counts:
+        counts = cls()
+        scores: list[float] = []
+        latencies: list[float] = []
+        for r in members:
+            counts.results += 1
+            replied = r.status is not Status.ERROR
+            if replied and r.score is not None:
+                scores.append(r.score)
+            if r.correct is not None:
+                counts.graded += 1
+                counts.correct += bool(r.correct)
+            counts.unparsed += r.status is Status.UNPARSED
+            counts.refused += r.status is Status.REFUSED
+            counts.errors += not replied
+            counts.ungraded += bool(r.ungraded) and replied
+            if replied and r.latency is not None:
+                latencies.append(r.latency)
+        counts.scored, counts.score = len(scores), _exact(scores)
+        counts.timed, counts.latency = len(latencies), _exact(latencies)
+        return counts
+
+    def add(self, other: Counts) -> None:
+        for name in _COUNTED:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.score = _merge(self.score, other.score)
+        self.latency = _merge(self.latency, other.latency)
+
+    def row(self, benchmark: str, model: str, mode: str, perturbation: str, group: str) -> Row:
+        n = self.scored
+        total = self.score[0] + self.score[1]  # the exactly rounded sum of the scores
+        # Wilson needs whole successes; for right/wrong scores `total` is exactly the count.
+        low, high = wilson(round(total), n)
+        latency = self.latency[0] + self.latency[1]
+        return Row(
+            benchmark, model, mode, perturbation, group,
+            n=n,
+            correct=self.correct if self.graded else None,  # None: a match-rate task
+            accuracy=round(100 * total / n, 2) if n else None,
+            ci_low=round(100 * low, 2) if n else None,
+            ci_high=round(100 * high, 2) if n else None,
+            unparsed=self.unparsed,
+            errors=self.errors,
+            refused=self.refused,
+            ungraded=self.ungraded,
+            mean_latency=round(latency / self.timed, 3) if self.timed else None,
+        )  # fmt: skip
+
+
+_COUNTED = ("results", "scored", "graded", "correct", "unparsed", "refused", "errors", "ungraded", "timed")
+
+
+def _exact(values: Sequence[float]) -> tuple[float, float]:
+    """The exact sum of `values` as a (high, low) pair: fsum rounds it once, the rest is low."""
+    high = math.fsum(values)
+    return high, math.fsum([*values, -high]) if values else 0.0
+
+
+def _merge(a: tuple[float, float], b: tuple[float, float]) -> tuple[float, float]:
+    return _two_sum(a[0], a[1] + b[1], b[0])
 
 
 def _group_sort_key(group: str) -> tuple:
@@ -177,15 +252,26 @@ def mode_agreement(results: Iterable[Result], modes: Sequence[str]) -> dict[str,
     every region keyed by the tuple of modes (in the order given) that got the item right, all
     2**len(modes) regions present.
     """
+    graded = (
+        ((r.benchmark, r.model, r.perturbation, r.item_id), r.mode, r.correct)
+        for r in results
+        if r.status is not Status.ERROR and r.correct is not None
+    )
+    return agreement_of(graded, modes)
+
+
+def agreement_of(graded: Iterable[tuple[Hashable, str, bool]], modes: Sequence[str]) -> dict[str, Any]:
+    """`mode_agreement` from (item key, mode, correct) of graded replies (no errors, `correct`
+    not None), as a store reads them without making Results; a later verdict on the same item
+    and mode replaces an earlier one."""
     modes = list(modes)
     if not modes or len(set(modes)) != len(modes):
         raise ValueError(f"mode_agreement needs distinct modes; got {modes}")
     wanted = set(modes)
-    verdicts: dict[tuple[str, str, str, str], dict[str, bool]] = defaultdict(dict)
-    for result in results:
-        if result.mode in wanted and result.status is not Status.ERROR and result.correct is not None:
-            key = (result.benchmark, result.model, result.perturbation, result.item_id)
-            verdicts[key][result.mode] = result.correct
+    verdicts: dict[Hashable, dict[str, bool]] = defaultdict(dict)
+    for key, mode, correct in graded:
+        if mode in wanted:
+            verdicts[key][mode] = bool(correct)
     regions: dict[tuple[str, ...], int] = {
         subset: 0 for size in range(len(modes) + 1) for subset in itertools.combinations(modes, size)
     }

@@ -23,10 +23,12 @@ from pathlib import Path
 from typing import Any
 
 from probes.analysis import consistency, paired, polarity, psychometric
-from probes.analysis.report import report_rows, to_csv, to_json
+from probes.analysis.report import cell_report_rows, to_csv, to_json
+from probes.analysis.scoring import Row
 from probes.cli.table import table
 from probes.core.errors import UsageError
-from probes.core.types import AnswerKind, Result
+from probes.core.types import AnswerKind
+from probes.running.cells import Where
 from probes.running.store import Store, default_path
 
 
@@ -58,9 +60,17 @@ def cmd_report(args: argparse.Namespace) -> int:
     path = Path(args.store) if args.store else default_path()
     if not path.exists():
         raise UsageError(f"no results store at {path}: run something first, or pass --store")
+    views = args.compare or args.fit or args.consistency or args.polarity or args.position_bias
     with Store(path) as store:
+        if not views:  # accuracy rows: from the counts the store keeps, never decoding a result
+            chosen = [[value] if value else [] for value in (args.model, args.mode, args.perturbation)]
+            cells = store.cells(Where(args.benchmark, *chosen), groups=None)
+            _check_groups({grp.partition("=")[0] for *_, grp in cells if grp}, args.by, bool(cells))
+            return _print_rows(cell_report_rows(cells, args.by, [args.benchmark] if args.benchmark else [],
+                                                references=args.references), args.format)  # fmt: skip
+        # The other views pair, fit or count single results: only those of the filters are read.
         results = store.results(args.benchmark, args.model, args.mode, args.perturbation)
-    _check_groups(results, args.by)
+    _check_groups({name for result in results for name in result.groups}, args.by, bool(results))
     if args.compare:
         rows = [row.as_dict() for row in paired.compare(results, *args.compare)]
         return _print(rows, args.format)
@@ -83,28 +93,27 @@ def cmd_report(args: argparse.Namespace) -> int:
         if args.format == "table":
             return _print([polarity.compact(row) for row in rows], "table")
         return _print([row.as_dict() for row in rows], args.format)
-    if args.position_bias:
-        choices = [r for r in results if r.item_ref is not None and r.item_ref.options_count]
-        biases = consistency.position_bias(choices)
-        if args.format == "json":
-            return _print([bias.as_dict() for bias in biases], "json")
-        return _print([row for bias in biases for row in bias.rows()], args.format)
-    named = [args.benchmark] if args.benchmark else []
-    rows = report_rows(results, args.by, named, references=args.references)
+    choices = [r for r in results if r.item_ref is not None and r.item_ref.options_count]  # --position-bias
+    biases = consistency.position_bias(choices)
     if args.format == "json":
+        return _print([bias.as_dict() for bias in biases], "json")
+    return _print([row for bias in biases for row in bias.rows()], args.format)
+
+
+def _print_rows(rows: list[Row], form: str) -> int:
+    if form == "json":
         print(to_json(rows))
-    elif args.format == "csv":
+    elif form == "csv":
         print(to_csv(rows), end="")
     else:
         print(table(rows) if rows else "no results match")
     return 0
 
 
-def _check_groups(results: Sequence[Result], by: Sequence[str]) -> None:
+def _check_groups(known: set[str], by: Sequence[str], anything: bool) -> None:
     """A `--by` group that no result has is a typo, not an empty breakdown: say so."""
-    known = {name for result in results for name in result.groups}
     unknown = [name for name in by if name not in known]
-    if unknown and results:
+    if unknown and anything:
         listed = ", ".join(sorted(known)) or "none"
         raise UsageError(f"no result has a group {', '.join(unknown)}; the groups here are: {listed}")
 

@@ -16,6 +16,7 @@ It holds item references (ids, seeds, parameters, image hashes), never image byt
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import sqlite3
@@ -24,11 +25,11 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 from models.types import Output, Usage
 from probes.core.errors import InputRejected
-from probes.core.types import ItemRef, Origin, Result, Status
+from probes.core.types import Result, Status
+from probes.running import cells
 from probes.running.store_access import (
     DISK_FULL,
     StoreReadOnly,
@@ -38,13 +39,8 @@ from probes.running.store_access import (
     uncreatable,
     unwritable,
 )
+from probes.running.store_reads import RESULT_COLUMNS, SCHEMA_VERSION, StoreReads
 
-SCHEMA_VERSION = 4  # 2: results.score; 3: results.origin; 4: results.ungraded
-RESULT_COLUMNS = (
-    "benchmark", "item_id", "model", "mode", "perturbation", "status", "reply", "parsed", "correct", "score", "target",
-    "latency", "input_tokens", "output_tokens", "error", "prompt_hash", "cache_key", "groups", "item_ref", "created_at",
-    "origin", "ungraded",
-)  # fmt: skip
 # Before version 4 a transformed picture was graded against the upright picture's answer. The
 # benchmarks whose truth the transform cannot change kept right grades; every other result under
 # it is taken out of the scores until it is graded again (a re-run regrades it from the cache).
@@ -57,16 +53,17 @@ _TRUTH_KEPT_BEFORE_V4 = {
     "grayscale": ("blind/%", "illusion/%", "illusionvqa/soft-localization"),
 }  # fmt: skip
 REGRADE = "graded before its truth followed the picture sent: run (or import) it again to regrade it"
+# A new run of a cell replaces its row by an UPSERT, not INSERT OR REPLACE: the replaced row then
+# fires the update triggers that keep the counts (a REPLACE deletes it without firing any). The key
+# is left out of the SET: assigning it, even to itself, rewrites the indexes that hold it.
+_KEY = ("benchmark", "item_id", "model", "mode", "perturbation")
 _INSERT_RESULT = (
-    f"INSERT OR REPLACE INTO results ({', '.join(RESULT_COLUMNS)}) VALUES ({', '.join('?' * len(RESULT_COLUMNS))})"
+    f"INSERT INTO results ({', '.join(RESULT_COLUMNS)}) VALUES ({', '.join('?' * len(RESULT_COLUMNS))})"
+    f" ON CONFLICT ({', '.join(_KEY)}) DO UPDATE SET "
+    + ", ".join(f"{column} = excluded.{column}" for column in RESULT_COLUMNS if column not in _KEY)
 )
 # An error (no reply at all) never replaces a reply: it only fills an empty cell or an earlier error.
-_INSERT_ERROR = (
-    f"INSERT INTO results ({', '.join(RESULT_COLUMNS)}) VALUES ({', '.join('?' * len(RESULT_COLUMNS))})"
-    " ON CONFLICT (benchmark, item_id, model, mode, perturbation) DO UPDATE SET "
-    + ", ".join(f"{column} = excluded.{column}" for column in RESULT_COLUMNS)
-    + " WHERE results.status = 'error'"
-)
+_INSERT_ERROR = _INSERT_RESULT + " WHERE results.status = 'error'"
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS responses (
@@ -145,11 +142,14 @@ def _ungrade_transformed_before_v4(db: sqlite3.Connection) -> None:
         )
 
 
+_SERIALS = itertools.count(1)
+
+
 def default_path() -> Path:
     return Path(os.environ.get("PROBE_HOME", ".probe")) / "results.sqlite"
 
 
-class Store:
+class Store(StoreReads):
     """Safe to share between threads; several processes may write one file at once."""
 
     def __init__(
@@ -171,6 +171,8 @@ class Store:
         self.read_only = False
         self._read_only_reason = ""
         self._lock = threading.Lock()
+        self._counted = None  # cells counted in Python (StoreReads.cells)
+        self._serial = next(_SERIALS)
         # A store that cannot be opened (a folder, a file that is not a database, a damaged or
         # unwritable one) is the user's to fix: one clear message, never a traceback.
         try:
@@ -206,6 +208,13 @@ class Store:
         except (sqlite3.Error, OSError) as exc:
             if is_full(exc):
                 raise InputRejected(disk_full(self.path, exc)) from None
+            if (getattr(exc, "sqlite_errorname", "") or "").startswith("SQLITE_CORRUPT"):
+                # Damage met while opening (the schema, its triggers' text spanning several pages),
+                # worded as the command line words damage met later (probes/cli/checks.py).
+                raise InputRejected(
+                    f"results store {self.path}: it is damaged ({exc}); give --store a new file name, or repair it "
+                    "(sqlite3 FILE .recover)"
+                ) from None
             reason = getattr(exc, "strerror", None) or str(exc)
             raise InputRejected(
                 f"results store {self.path}: cannot be opened ({reason}); give --store a new file name "
@@ -225,6 +234,9 @@ class Store:
             # drop the last few commits. FULL would fsync every result.
             self._db.execute("PRAGMA synchronous = NORMAL")
             with self._transaction():
+                marked = "meta" in {row[0] for row in self._db.execute("SELECT name FROM sqlite_master")} and (
+                    self._db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+                )
                 for statement in _SCHEMA.strip().split(";"):
                     if statement.strip():
                         self._db.execute(statement)
@@ -242,6 +254,10 @@ class Store:
                 if "ungraded" not in columns:
                     self._db.execute("ALTER TABLE results ADD COLUMN ungraded TEXT")
                     _ungrade_transformed_before_v4(self._db)
+                if not marked or marked[0] != str(SCHEMA_VERSION):
+                    # A new store, one from before the counts, or one an older version wrote since
+                    # (it marks its own version, and its INSERT OR REPLACE fires no delete trigger).
+                    cells.rebuild(self._db)
                 self._db.execute(
                     "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
                 )
@@ -416,91 +432,3 @@ class Store:
         ]  # fmt: skip
         with self._transaction():
             self._db.executemany("INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
-
-    def results(
-        self,
-        benchmark: str | None = None,
-        model: str | None = None,
-        mode: str | None = None,
-        perturbation: str | None = None,
-    ) -> list[Result]:
-        clauses, values = [], []
-        for column, value in (
-            ("benchmark", benchmark),
-            ("model", model),
-            ("mode", mode),
-            ("perturbation", perturbation),
-        ):
-            if value is not None:
-                clauses.append(f"{column} = ?")
-                values.append(value)
-        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
-        with self._lock:
-            rows = self._db.execute(
-                f"SELECT {', '.join(RESULT_COLUMNS)} FROM results {where}"
-                " ORDER BY benchmark, model, mode, perturbation, item_id",
-                values,
-            ).fetchall()
-        return [_result(row) for row in rows]
-
-    def scored(self) -> list[Result]:
-        """Every result with only what scoreboards aggregate (no replies, answers, or item
-        references beyond their origin): a fraction of the decoding work of `results()`."""
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT benchmark, item_id, model, mode, perturbation, status, correct, score, latency, groups, origin,"
-                " ungraded FROM results"  # no ORDER BY: aggregation does not care, and sorting 100,000 rows does
-            ).fetchall()
-        groups: dict[str, dict[str, str]] = {}  # results share a few distinct group sets: decode each once
-        statuses = {status.value: status for status in Status}
-        origins = {origin.value: origin for origin in Origin}
-        return [
-            Result(
-                benchmark,
-                item_id,
-                model,
-                mode,
-                perturbation,
-                statuses[status],
-                correct=None if correct is None else bool(correct),
-                score=score,
-                latency=latency,
-                groups=groups[raw] if raw in groups else groups.setdefault(raw, json.loads(raw)),
-                item_ref=ItemRef(benchmark, item_id, origins[origin]),
-                ungraded=ungraded,
-            )  # fmt: skip
-            for benchmark, item_id, model, mode, perturbation, status, correct, score, latency, raw, origin, ungraded in rows
-        ]
-
-    def count(self) -> int:
-        with self._lock:
-            return self._db.execute("SELECT COUNT(*) FROM results").fetchone()[0]
-
-
-def _result(row: tuple[Any, ...]) -> Result:
-    (benchmark, item_id, model, mode, perturbation, status, reply, parsed, correct, score, target,
-     latency, input_tokens, output_tokens, error, prompt_hash, cache_key, groups, item_ref, created_at, _,
-     ungraded) = row  # fmt: skip
-    return Result(
-        benchmark=benchmark,
-        item_id=item_id,
-        model=model,
-        mode=mode,
-        perturbation=perturbation,
-        status=Status(status),
-        reply=reply,
-        parsed=json.loads(parsed) if parsed else None,
-        correct=None if correct is None else bool(correct),
-        score=score,
-        target=json.loads(target) if target else None,
-        latency=latency,
-        input_tokens=input_tokens,
-        output_tokens=output_tokens,
-        error=error,
-        ungraded=ungraded,
-        prompt_hash=prompt_hash,
-        cache_key=cache_key,
-        groups=json.loads(groups),
-        item_ref=ItemRef.from_dict(json.loads(item_ref)),
-        created_at=created_at,
-    )

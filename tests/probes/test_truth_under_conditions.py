@@ -31,6 +31,7 @@ from probes.running.runner import RunPlan, run
 from probes.running.store import REGRADE, Store
 from probes.stimuli.illusions import FAMILIES
 from tests.conftest import make_folder, shapes_image
+from tests.support.older_stores import as_version_3
 
 REFLECTIONS = ("flip-vertical", "flip-horizontal")
 ILLUSIONS = [f"illusion/{family}" for family in FAMILIES]
@@ -274,8 +275,8 @@ def test_an_older_store_takes_transformed_results_it_cannot_trust_out_of_the_sco
     path = tmp_path / "old.sqlite"
     with Store(path) as store:  # written now, then taken back to the version 3 layout
         pass
+    as_version_3(path)
     db = sqlite3.connect(path)
-    db.execute("ALTER TABLE results DROP COLUMN ungraded")
     rows = [
         ("illusion/mueller-lyer", "flip-vertical"),  # upside down swaps its answer: cannot be trusted
         ("illusion/ebbinghaus", "flip-vertical"),  # left and right stay: its old grade stands

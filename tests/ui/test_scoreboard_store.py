@@ -14,8 +14,10 @@ from __future__ import annotations
 import asyncio
 import math
 import random
+import shutil
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 from dataclasses import replace
 from pathlib import Path
 
@@ -168,26 +170,33 @@ def home(filled, monkeypatch):
     reset_caches()
 
 
-def test_the_view_leaves_probe_clicks_out_and_the_api_default_counts_them(home):
-    from ui.scoreboard_data import origins_for, stored_results
+def decoded(path: Path, origins) -> list[Result]:
+    """Every result of these origins, decoded: what the counts are checked against."""
+    with Store(path) as store:
+        return [r for r in store.results() if r.origin.value in origins]
 
-    everything = stored_results()
-    shown = stored_results(origins=origins_for(False))
+
+def test_the_view_leaves_probe_clicks_out_and_the_api_default_counts_them(home):
+    from ui.scoreboard_data import EVERY_ORIGIN, origins_for, shown, stored_tally
+
+    tally = stored_tally()
+    everything = decoded(home, EVERY_ORIGIN)
     probes = [r for r in everything if r.origin is Origin.PROBE]
-    assert len(probes) == 2 and len(everything) - len(shown) == 2
-    assert {r.model for r in shown}.isdisjoint({PROBED}) and "upload" not in {r.benchmark for r in shown}
-    assert {r.origin for r in shown} == {Origin.RUN, Origin.HUMAN}
-    assert len(stored_results(origins=origins_for(True))) == len(everything)
+    assert len(probes) == 2 and tally.count() == len(everything)
+    assert tally.count() - tally.count(origins_for(False)) == 2
+    heads = shown(tally, origins_for(False))
+    assert {h[1] for h in heads}.isdisjoint({PROBED}) and "upload" not in {h[0] for h in heads}
+    assert {h[4] for h in heads} == {Origin.RUN.value, Origin.HUMAN.value}
+    assert tally.count(origins_for(True)) == len(everything)
 
 
 def test_the_leaderboard_agrees_with_report_cell_for_cell(home):
-    from ui.scoreboard_data import origins_for, stored_results
+    from ui.scoreboard_data import origins_for, shown, stored_tally
     from ui.scoreboard_leaderboard import build
 
-    shown = stored_results(origins=origins_for(False))
-    board = build(shown)
+    board = build(shown(stored_tally(), origins_for(False)))
     assert board.benchmarks == (TOUCHING, ILLUSION)
-    unperturbed = [r for r in shown if r.perturbation == "none"]
+    unperturbed = [r for r in decoded(home, origins_for(False)) if r.perturbation == "none"]
     for row in aggregate([r for r in unperturbed if not r.model.startswith("human/")]):
         assert board.cells[(row.model, row.mode, "measured")][row.benchmark] == row.accuracy
     people = aggregate([replace(r, model="people") for r in unperturbed if r.model.startswith("human/")])
@@ -204,19 +213,24 @@ def test_the_leaderboard_agrees_with_report_cell_for_cell(home):
 
 
 def test_the_benchmark_table_pins_references_and_rounds_once(home):
-    from ui.scoreboard_data import Filters, origins_for, scoreboard_rows, select, stored_results
-    from ui.scoreboard_tables import benchmark_table, pooled_people
+    from ui.scoreboard_data import Filters, origins_for, pooled_people, scoreboard_rows, stored_tally
+    from ui.scoreboard_tables import benchmark_table
 
-    shown = stored_results(origins=origins_for(False))
+    tally, origins = stored_tally(), origins_for(False)
     filters = Filters(ILLUSION, group="difference")
-    selected = select(shown, filters)
-    rows = scoreboard_rows(selected, filters) + pooled_people(selected, filters.by)
-    table = benchmark_table(rows, "difference")
+    rows = scoreboard_rows(tally, filters, origins)
+    people = pooled_people(tally, filters, origins)
+    # The rows report prints for the same results, decoded; people pooled as one observer.
+    results = [r for r in decoded(home, origins) if r.benchmark == ILLUSION]
+    assert rows == report_rows(results, ["difference"], [ILLUSION])
+    humans = [replace(r, model="people (3 persons)") for r in results if r.model.startswith("human/")]
+    assert people == aggregate(humans, by=["difference"])
+    table = benchmark_table(rows + people, "difference")
     frame = table.table.data
     assert "benchmark" not in frame.columns and "difference" in frame.columns
     assert frame["source"].iloc[0] == "chance"  # pinned at the top, not hidden at the bottom
-    people = frame[frame["model"] == "people (3 persons)"]
-    assert len(people) == 1 + len(DIFFERENCES) and set(people["source"]) == {"people, pooled"}
+    pooled = frame[frame["model"] == "people (3 persons)"]
+    assert len(pooled) == 1 + len(DIFFERENCES) and set(pooled["source"]) == {"people, pooled"}
     for value in frame["accuracy"]:
         assert value == "–" or len(value.split(".")[1]) == 1  # one decimal everywhere
     published = frame[frame["source"].str.startswith("published")]
@@ -226,13 +240,103 @@ def test_the_benchmark_table_pins_references_and_rounds_once(home):
 
 
 def test_mode_agreement_defaults_to_modes_that_share_items(home):
-    from ui.scoreboard_data import agreement_defaults, origins_for, stored_results
+    from ui.scoreboard_data import origins_for, stored_tally
+    from ui.scoreboard_items import agreement_defaults
 
-    shown = stored_results(origins=origins_for(False))
-    model, modes, chosen = agreement_defaults(shown, TOUCHING, None)
+    origins = origins_for(False)
+    model, modes, chosen = agreement_defaults(stored_tally(), TOUCHING, None, origins)
     assert len(chosen) >= 2 and set(chosen) <= set(modes)
+    shown = decoded(home, origins)
     shared = None
     for mode in chosen:
         items = {r.item_id for r in shown if (r.benchmark, r.model, r.mode) == (TOUCHING, model, mode)}
         shared = items if shared is None else shared & items
     assert shared  # a diagram with items in it
+
+
+def test_views_of_single_results_read_what_the_results_say(home):
+    """Mode agreement and latencies, read as a few columns of one benchmark's results, agree with
+    the same computed from every result decoded; and the table's own view leaves them to their
+    view (an API call, which opens no view, gets them)."""
+    import gradio as gr
+
+    from probes.analysis.scoring import mode_agreement
+    from ui.scoreboard import scoreboard
+    from ui.scoreboard_data import Filters, origins_for, stored_tally
+    from ui.scoreboard_items import agreement, latencies
+
+    tally, origins = stored_tally(), origins_for(False)
+    results = decoded(home, origins)
+    for model, modes in ((FOOLED, ["0-shot", "4-shot"]), ("baseline/chance", ["0-shot", "4-shot"])):
+        mine = [r for r in results if r.benchmark == TOUCHING and r.model == model]
+        assert agreement(tally, Filters(TOUCHING), origins, model, modes) == mode_agreement(mine, modes)
+    seconds: dict[tuple[str, str], list[float]] = {}
+    for r in results:
+        if r.benchmark == ILLUSION and r.latency is not None and r.status is not Status.ERROR:
+            seconds.setdefault((r.model, r.mode), []).append(r.latency)
+    expected = {key: (len(v), math.fsum(v) / len(v), sorted(v)[len(v) // 2]) for key, v in seconds.items()}
+    assert latencies(tally, Filters(ILLUSION), origins) == expected and len(expected) > 3
+
+    table_view = scoreboard(TOUCHING, [], "all", "all", "overall only", FOOLED, ["0-shot", "4-shot"], origins,
+                            view="table")  # fmt: skip
+    assert table_view[7] == table_view[8] == table_view[9] == gr.skip()  # agreement, its plot, latency
+    api = scoreboard(TOUCHING, [], "all", "all", "overall only", FOOLED, ["0-shot", "4-shot"])
+    assert set(api[7]["right in"]) >= {"both", "none"} and FOOLED in set(api[9]["model"])
+    assert api[1].data.equals(scoreboard(TOUCHING, [], "all", "all", "overall only", None, [], origins=None,
+                                         view="table")[1].data)  # fmt: skip
+
+
+def test_the_visitors_store_is_counted_beside_the_operators(home, tmp_path, monkeypatch):
+    """Public mode reads two stores: the counts of each, added, give the rows of their results."""
+    from ui import scoreboard_data
+    from ui.scoreboard_data import Filters, origins_for, pooled_people, scoreboard_rows, stored_tally
+    from ui.sessions import shared_store
+
+    own = Store(tmp_path / "visitor.sqlite")
+    try:
+        mine = [replace(r, model="openai/visitor") for r in decoded(home, origins_for(False))[:40]]
+        again = [r for r in decoded(home, origins_for(False)) if r.benchmark == ILLUSION][:25]  # also the operator's
+        own.record_many([(r, None, "") for r in mine + again])
+        # Public mode's reading, as ui.sessions gives it: the operator's store and the visitor's own.
+        monkeypatch.setattr(scoreboard_data, "reader_session", lambda request: "visitor")
+        monkeypatch.setattr(scoreboard_data, "reading_session", lambda session: nullcontext([shared_store(), own]))
+        tally, origins = stored_tally(), origins_for(False)
+        both = decoded(home, origins) + [r for r in own.results() if r.origin.value in origins]
+        for benchmark in (ILLUSION, TOUCHING):
+            filters = Filters(benchmark, group="difference" if benchmark == ILLUSION else "gap")
+            named = [r for r in both if r.benchmark == benchmark]
+            assert scoreboard_rows(tally, filters, origins) == report_rows(named, filters.by, [benchmark])
+            people = [replace(r, model="people (3 persons)") for r in named if r.model.startswith("human/")]
+            assert pooled_people(tally, filters, origins) == aggregate(people, by=filters.by)
+        assert tally.count(origins) == len(both)
+    finally:
+        own.close()
+
+
+def test_new_results_show_without_a_refresh(filled, tmp_path, monkeypatch):
+    """The counts are read again whenever a store changed: a result saved by the app's own
+    connection or by another process shows on the next view."""
+    from tests.ui.conftest import reset_caches
+    from ui.scoreboard_data import stored_tally
+    from ui.sessions import shared_store
+
+    for part in filled.parent.glob(filled.name + "*"):
+        shutil.copy(part, tmp_path / part.name)
+    monkeypatch.setenv("PROBE_HOME", str(tmp_path))
+    reset_caches()
+    try:
+        before = stored_tally()
+        assert stored_tally() is before  # kept while nothing changed
+        count = before.count()
+        shared_store().record(Result(TOUCHING, "new-1", "openai/late", "0-shot", "none", Status.ANSWERED,
+                                     correct=True, score=1.0))  # fmt: skip
+        assert stored_tally().count() == count + 1
+        with Store(tmp_path / filled.name) as other:  # another process's connection
+            other.record(Result(TOUCHING, "new-2", "openai/late", "0-shot", "none", Status.ANSWERED, correct=False,
+                                score=0.0))  # fmt: skip
+        after = stored_tally()
+        assert after.count() == count + 2
+        assert after.overall[(TOUCHING, "openai/late", "0-shot", "none", "run")].scored == 2
+    finally:
+        shared_store().close()
+        reset_caches()

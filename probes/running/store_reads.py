@@ -1,0 +1,173 @@
+"""What the store gives readers: results whole (`results`), results with only what is counted
+(`scored`), columns of single results for the views that need them (`rows`), and the counts
+scoreboards are built from (`cells`, see probes/running/cells.py), with a `version` that changes
+whenever the results may have. A mixin of `Store` (probes/running/store.py), which opens the
+database and writes it."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from probes.analysis.scoring import Counts
+from probes.core.types import ItemRef, Origin, Result, Status
+from probes.running import cells
+from probes.running.cells import EVERYTHING, Key, Where
+
+SCHEMA_VERSION = 5  # 2: results.score; 3: results.origin; 4: results.ungraded; 5: cells (probes/running/cells.py)
+RESULT_COLUMNS = (
+    "benchmark", "item_id", "model", "mode", "perturbation", "status", "reply", "parsed", "correct", "score", "target",
+    "latency", "input_tokens", "output_tokens", "error", "prompt_hash", "cache_key", "groups", "item_ref", "created_at",
+    "origin", "ungraded",
+)  # fmt: skip
+
+
+class StoreReads:
+    """Reading a results store; `Store` provides the connection and its lock."""
+
+    _db: sqlite3.Connection
+    _lock: threading.Lock
+    _counted: tuple[tuple[int, int, int], dict[Key, Counts]] | None = None  # cells counted in Python (see `cells`)
+    _serial: int = 0  # which Store this is (see `version`)
+
+    def results(
+        self,
+        benchmark: str | None = None,
+        model: str | None = None,
+        mode: str | None = None,
+        perturbation: str | None = None,
+    ) -> list[Result]:
+        clauses, values = [], []
+        for column, value in (
+            ("benchmark", benchmark),
+            ("model", model),
+            ("mode", mode),
+            ("perturbation", perturbation),
+        ):
+            if value is not None:
+                clauses.append(f"{column} = ?")
+                values.append(value)
+        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+        with self._lock:
+            rows = self._db.execute(
+                f"SELECT {', '.join(RESULT_COLUMNS)} FROM results {where}"
+                " ORDER BY benchmark, model, mode, perturbation, item_id",
+                values,
+            ).fetchall()
+        return [_result(row) for row in rows]
+
+    def scored(self, where: Where = EVERYTHING) -> list[Result]:
+        """The results that pass `where` with only what scoreboards count (no replies, answers, or
+        item references beyond their origin): a fraction of the decoding work of `results()`."""
+        clause, values = where.sql()
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT benchmark, item_id, model, mode, perturbation, status, correct, score, latency, groups, origin,"
+                f" ungraded FROM results WHERE {clause}",  # no ORDER BY: counting does not care
+                values,
+            ).fetchall()
+        groups: dict[str, dict[str, str]] = {}  # results share a few distinct group sets: decode each once
+        statuses = {status.value: status for status in Status}
+        origins = {origin.value: origin for origin in Origin}
+        return [
+            Result(
+                benchmark,
+                item_id,
+                model,
+                mode,
+                perturbation,
+                statuses[status],
+                correct=None if correct is None else bool(correct),
+                score=score,
+                latency=latency,
+                groups=groups[raw] if raw in groups else groups.setdefault(raw, json.loads(raw)),
+                item_ref=ItemRef(benchmark, item_id, origins[origin]),
+                ungraded=ungraded,
+            )  # fmt: skip
+            for benchmark, item_id, model, mode, perturbation, status, correct, score, latency, raw, origin, ungraded in rows
+        ]
+
+    def rows(self, columns: Sequence[str], where: Where, graded: bool = False, timed: bool = False) -> list[tuple]:
+        """These columns of the results that pass `where`, of replies graded right or wrong only
+        (`graded`) or with a latency only (`timed`): what the views of single results read
+        (mode agreement, latencies), by the results_series index and without making Results."""
+        unknown = set(columns) - set(RESULT_COLUMNS)
+        if unknown:
+            raise ValueError(f"not a result column: {sorted(unknown)}")
+        clause, values = where.sql()
+        if graded:
+            clause += " AND status != 'error' AND correct IS NOT NULL"
+        if timed:
+            clause += " AND status != 'error' AND latency IS NOT NULL"
+        with self._lock:
+            return self._db.execute(f"SELECT {', '.join(columns)} FROM results WHERE {clause}", values).fetchall()
+
+    def cells(self, where: Where = EVERYTHING, groups: Iterable[str] | None = ()) -> dict[Key, Counts]:
+        """What scoreboard rows are built from, per (benchmark, model, mode, perturbation, origin,
+        grp) that passes `where`: the overall cells (grp ''), with the entries ('name=value') of
+        the group names in `groups` (None: of every group). Read from the counts the store keeps,
+        or counted from the results where those cannot be trusted (probes/running/cells.py)."""
+        with self._lock:
+            if self._cells_kept():
+                return cells.as_counts(cells.read(self._db, where, groups))
+            stamp = self._version()
+            if self._counted is None or self._counted[0] != stamp:
+                self._counted = (stamp, cells.as_counts(cells.count(self._db)))
+            counted = self._counted[1]
+        names = None if groups is None else set(groups)
+        return {k: c for k, c in counted.items() if c.results and where.keeps(k) and cells.wanted_grp(k[5], names)}
+
+    def version(self) -> tuple[int, int, int]:
+        """Changes whenever the results may have: a commit by another connection (SQLite's
+        data_version) or by this one (its count of changes); the first number tells this
+        connection from any other (those two count per connection). Reads no table."""
+        with self._lock:
+            return self._version()
+
+    def _version(self) -> tuple[int, int, int]:
+        return self._serial, self._db.execute("PRAGMA data_version").fetchone()[0], self._db.total_changes
+
+    def _cells_kept(self) -> bool:
+        """Whether the kept counts are current: the table is there and no older version has
+        written the store since (it would have marked its own version)."""
+        names = {row[0] for row in self._db.execute("SELECT name FROM sqlite_master WHERE name IN ('cells', 'meta')")}
+        if names != {"cells", "meta"}:
+            return False
+        marked = self._db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        return marked is not None and marked[0] == str(SCHEMA_VERSION)
+
+    def count(self) -> int:
+        with self._lock:
+            return self._db.execute("SELECT COUNT(*) FROM results").fetchone()[0]
+
+
+def _result(row: tuple[Any, ...]) -> Result:
+    (benchmark, item_id, model, mode, perturbation, status, reply, parsed, correct, score, target,
+     latency, input_tokens, output_tokens, error, prompt_hash, cache_key, groups, item_ref, created_at, _,
+     ungraded) = row  # fmt: skip
+    return Result(
+        benchmark=benchmark,
+        item_id=item_id,
+        model=model,
+        mode=mode,
+        perturbation=perturbation,
+        status=Status(status),
+        reply=reply,
+        parsed=json.loads(parsed) if parsed else None,
+        correct=None if correct is None else bool(correct),
+        score=score,
+        target=json.loads(target) if target else None,
+        latency=latency,
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        error=error,
+        ungraded=ungraded,
+        prompt_hash=prompt_hash,
+        cache_key=cache_key,
+        groups=json.loads(groups),
+        item_ref=ItemRef.from_dict(json.loads(item_ref)),
+        created_at=created_at,
+    )

@@ -1,0 +1,27 @@
+"""Stores as older versions of the playground left them, made from a current one: the tests of
+upgrades and of reading old stores start from these."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from probes.running.cells import TRIGGER_NAMES
+
+
+def before_counts(db: sqlite3.Connection, version: int = 4) -> None:
+    """Take the store open in `db` back to before the kept counts (schema version 5): no cells
+    table, no triggers keeping it, no index for the series views, and an older version's mark."""
+    for name in TRIGGER_NAMES:
+        db.execute(f"DROP TRIGGER IF EXISTS {name}")
+    db.execute("DROP TABLE IF EXISTS cells")
+    db.execute("DROP INDEX IF EXISTS results_series")
+    db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(version),))
+
+
+def as_version_3(path: Path) -> None:
+    """The store at `path` as version 3 left it: before the counts, and no `ungraded` column."""
+    with sqlite3.connect(path) as db:
+        before_counts(db, 3)
+        db.execute("ALTER TABLE results DROP COLUMN ungraded")
+    db.close()

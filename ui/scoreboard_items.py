@@ -1,0 +1,125 @@
+"""The Scoreboard's views of single results: which items each mode gets right (mode agreement),
+latencies with their medians, and the items a comparison pairs. Counts cannot answer these, so
+each reads the single results it needs, and only those: one benchmark, the series shown, from
+every store a visitor reads (public mode: the operator's, then their own), by the stores'
+`results_series` index, as a few columns rather than Results where it can. They run only while
+their view is open (ui/scoreboard.py), and what they read is kept with the counts' state
+(`derived`), so reopening a view costs nothing until a store changes."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+
+from probes.analysis.scoring import agreement_of
+from probes.core.types import Result
+from probes.running.cells import Where
+from ui.scoreboard_data import ALL, Filters, Tally, derived, mode_order
+
+Items = dict[str, dict[str, set[tuple[str, str]]]]  # model -> mode -> (item, perturbation) graded
+
+
+def _rows(tally: Tally, columns: Sequence[str], where: Where, graded: bool = False,
+          timed: bool = False) -> list[tuple]:  # fmt: skip
+    with tally.opened() as stores:
+        return [row for store in stores for row in store.rows(columns, where, graded=graded, timed=timed)]
+
+
+# --- mode agreement ------------------------------------------------------------------------------
+
+
+def graded_items(tally: Tally, benchmark: str | None, perturbation: str, origins: Iterable[str]) -> Items:
+    """model -> mode -> the (item, perturbation) it has a graded answer for."""
+    wanted = tuple(sorted(origins))
+
+    def read(t: Tally) -> Items:
+        where = Where(benchmark, perturbations=() if perturbation == ALL else (perturbation,), origins=wanted)
+        items: Items = {}
+        for model, mode, item_id, perturbed in _rows(t, ("model", "mode", "item_id", "perturbation"), where, True):
+            items.setdefault(model, {}).setdefault(mode, set()).add((item_id, perturbed))
+        return items
+
+    return derived(tally, f"graded\x1f{benchmark}\x1f{perturbation}\x1f{wanted}", read)
+
+
+def agreement_defaults(
+    tally: Tally, benchmark: str | None, model: str | None, origins: Iterable[str], perturbation: str = ALL
+) -> tuple[str | None, list[str], list[str]]:
+    """The model and the two or three modes whose agreement is worth showing: those sharing the
+    most graded items (a model and modes with no item in common draw an empty diagram). A model
+    given and asked in several modes is kept. Returns (model, its modes, the modes chosen)."""
+    items = graded_items(tally, benchmark, perturbation, origins)
+    if not items:
+        return None, [], []
+    return _best_modes(items, model)
+
+
+def _best_modes(items: Items, model: str | None) -> tuple[str, list[str], list[str]]:
+    def best(name: str) -> tuple[int, int, list[str]]:
+        modes = sorted(items[name], key=mode_order)
+        found = (0, 0, modes[:3])
+        for size in (2, 3):
+            for combo in itertools.combinations(modes, size):
+                shared = len(set.intersection(*(items[name][m] for m in combo)))
+                if (shared, size) > found[:2]:
+                    found = (shared, size, list(combo))
+        return found
+
+    candidates = [model] if model in items and len(items[model]) > 1 else sorted(items)
+    chosen = max(candidates, key=lambda name: (best(name)[0], -candidates.index(name)))
+    return chosen, sorted(items[chosen], key=mode_order), best(chosen)[2]
+
+
+def agreement(tally: Tally, filters: Filters, origins: Iterable[str], model: str, modes: Sequence[str]) -> dict:
+    """`probes.analysis.scoring.mode_agreement` of one model in these modes, on the filters'
+    benchmark and perturbation, from the graded replies' verdicts alone."""
+    perturbations = () if filters.perturbation == ALL else (filters.perturbation,)
+    where = Where(filters.benchmark, (model,), tuple(modes), perturbations, tuple(sorted(origins)))
+    rows = _rows(tally, ("item_id", "perturbation", "mode", "correct"), where, graded=True)
+    graded = (
+        ((filters.benchmark, model, perturbed, item_id), mode, correct) for item_id, perturbed, mode, correct in rows
+    )
+    return agreement_of(graded, sorted(modes, key=mode_order))
+
+
+# --- latency ---------------------------------------------------------------------------------------
+
+
+def latencies(
+    tally: Tally, filters: Filters, origins: Iterable[str]
+) -> dict[tuple[str, str], tuple[int, float, float]]:
+    """(model, mode) -> (replies, mean seconds, median seconds), errors left out (they never got
+    a reply). The median is the upper one of an even count, as the table always showed it."""
+    seconds: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for model, mode, latency in _rows(tally, ("model", "mode", "latency"), filters.where(origins), timed=True):
+        seconds[(model, mode)].append(latency)
+    found = {}
+    for key, values in seconds.items():
+        values.sort()
+        found[key] = (len(values), math.fsum(values) / len(values), values[len(values) // 2])
+    return found
+
+
+# --- comparisons -----------------------------------------------------------------------------------
+
+
+def graded_keys(tally: Tally, where: Where, axis: str) -> dict[str, set[tuple]]:
+    """Per value of the axis (model, mode or perturbation), the (item, other axes) it has a graded
+    answer for."""
+    others = [a for a in ("model", "mode", "perturbation") if a != axis]
+
+    def read(t: Tally) -> dict[str, set[tuple]]:
+        found: dict[str, set[tuple]] = {}
+        for value, item_id, *rest in _rows(t, (axis, "item_id", *others), where, graded=True):
+            found.setdefault(value, set()).add((item_id, *rest))
+        return found
+
+    return derived(tally, f"keys\x1f{axis}\x1f{where}", read)
+
+
+def compared(tally: Tally, where: Where) -> list[Result]:
+    """The results a comparison pairs, with only what pairing reads (Store.scored)."""
+    with tally.opened() as stores:
+        return [result for store in stores for result in store.scored(where)]
