@@ -118,6 +118,16 @@ def _parser() -> argparse.ArgumentParser:
     )
     runner.add_argument("--temperature", type=float, default=0.0)
     runner.add_argument("--models-file", help="TOML file of OpenAI-compatible endpoints (default: $PROBE_MODELS)")
+    runner.add_argument(
+        "--probabilities",
+        action="store_true",
+        help="store each answer's probability where the model gives them (cached replies without them are asked again)",
+    )
+    runner.add_argument(
+        "--keep-answers",
+        action="store_true",
+        help="with --probabilities: keep cached replies as they are, ask nothing again",
+    )
     runner.set_defaults(handler=cmd_run)
 
     importer = commands.add_parser(

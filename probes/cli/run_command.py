@@ -42,7 +42,17 @@ def cmd_run(args: argparse.Namespace) -> int:
     config = GenerateConfig(max_tokens=args.max_tokens or mode.max_tokens, temperature=args.temperature, seed=args.seed)
     # One plan per perturbation the name stands for (rotate-options-all: one per rotation).
     plans = [
-        RunPlan(benchmark, chosen, backends, mode, perturbation, config, args.concurrency)
+        RunPlan(
+            benchmark,
+            chosen,
+            backends,
+            mode,
+            perturbation,
+            config,
+            args.concurrency,
+            probabilities=args.probabilities,
+            keep_answers=args.keep_answers,
+        )  # fmt: skip
         for perturbation, chosen in perturb.expand(args.perturb, items)
     ]
     stop = Stop()
@@ -58,6 +68,10 @@ def cmd_run(args: argparse.Namespace) -> int:
                   "Run the same command to continue: only those are asked.", file=sys.stderr)  # fmt: skip
             return EXIT_INTERRUPTED
     print(table(aggregate(results)))
+    if args.probabilities:  # said once per model: why its answers carry none
+        for note in dict.fromkeys(backend.probabilities_note() for backend in backends):
+            if note:
+                print(f"note: {note}", file=sys.stderr)
     return report_errors(results)
 
 

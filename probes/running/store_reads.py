@@ -111,6 +111,20 @@ class StoreReads:
         with self._lock:
             return self._db.execute(f"SELECT {self._columns(columns)} FROM results WHERE {clause}", values).fetchall()
 
+    def probability_rows(self, where: Where = EVERYTHING) -> list[tuple]:
+        """(benchmark, model, mode, perturbation, groups, target, parsed, status, probabilities)
+        of the graded replies that pass `where` and carry probabilities, as stored (JSON): what
+        calibration reads (probes/analysis/calibration.py), and nothing of the other results."""
+        if "probabilities" in self._absent:
+            return []
+        clause, values = where.sql()
+        with self._lock:
+            return self._db.execute(
+                "SELECT benchmark, model, mode, perturbation, groups, target, parsed, status, probabilities FROM results"
+                f" WHERE {clause} AND probabilities IS NOT NULL AND status != 'error' AND correct IS NOT NULL",
+                values,
+            ).fetchall()
+
     def cells(self, where: Where = EVERYTHING, groups: Iterable[str] | None = ()) -> dict[Key, Counts]:
         """What scoreboard rows are built from, per (benchmark, model, mode, perturbation, origin,
         grp) that passes `where`: the overall cells (grp ''), with the entries ('name=value') of
