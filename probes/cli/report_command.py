@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from probes.analysis import calibration, consistency, paired, polarity, psychometric
+from probes.analysis import calibration, consistency, graded, paired, polarity, psychometric
 from probes.analysis.report import cell_report_rows, to_csv, to_json
 from probes.analysis.scoring import Row
 from probes.cli.table import table
@@ -78,7 +78,9 @@ def cmd_report(args: argparse.Namespace) -> int:
         rows = [row.as_dict() for row in paired.compare(results, *args.compare)]
         return _print(rows, args.format)
     if args.fit:
+        # Beside each choice-based fit, the fit of the answers' probabilities where there are any.
         fits = psychometric.fit_rows(results, args.fit, by=tuple(args.by))
+        fits = sorted(fits + graded.graded_fit_rows(results, args.fit, by=tuple(args.by)), key=psychometric.row_order)
         if not fits:
             raise UsageError(f"no result has a numeric parameter {args.fit!r} to fit against")
         if args.format == "json":
