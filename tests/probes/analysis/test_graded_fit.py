@@ -59,3 +59,24 @@ def test_report_fit_shows_both_sources(tmp_path):
     # Graded answers pin the PSE more tightly than choices from the same items.
     width = {s: r["pse_high"] - r["pse_low"] for s, r in rows.items()}
     assert width["probabilities"] < width["choices"]
+
+
+def test_the_adaptive_design_pins_the_pse_with_fewer_requests_than_the_grid():
+    from probes.analysis.adaptive import Design
+
+    levels = np.round(np.linspace(-0.2, 0.3, 11), 3)
+    rng = np.random.default_rng(11)
+
+    def answer(x):
+        return float(1 / (1 + np.exp(-(x + rng.normal(0, 0.03) - PSE) / SLOPE)))
+
+    grid = Design(levels)
+    for x in rng.permutation(np.resize(levels, 88)):
+        grid.update(float(x), answer(x))
+    low, high = grid.pse_interval()
+    adaptive = Design(levels)
+    while not adaptive.done(high - low + 1e-9) and adaptive.asked < 200:
+        x = adaptive.next_difference()
+        adaptive.update(x, answer(x))
+    assert adaptive.asked < 88
+    assert abs(adaptive.pse() - PSE) < 0.02 and abs(grid.pse() - PSE) < 0.02
