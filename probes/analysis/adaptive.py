@@ -35,6 +35,18 @@ class Design:
     slope_grid: np.ndarray = field(default_factory=lambda: np.geomspace(0.005, 0.3, 24))
     asked: int = 0
 
+    @classmethod
+    def over(cls, candidates: Sequence[float]) -> Design:
+        """A design whose grid fits the candidates' scale (a run's differences may be 0.1 apart
+        or 5 degrees): PSEs from a quarter of the span below the lowest to a quarter above the
+        highest (a PSE out there is told apart from one inside, never pinned), slopes from a
+        hundredth of the span (a step) to the span itself (nearly flat)."""
+        values = np.unique(np.asarray(candidates, dtype=float))
+        low, high = float(values[0]), float(values[-1])
+        span = high - low if high > low else 1.0
+        pse = np.linspace(low - span / 4, high + span / 4, 101)
+        return cls(values, pse_grid=pse, slope_grid=np.geomspace(span / 100, span, 24))
+
     def __post_init__(self) -> None:
         self.candidates = np.asarray(self.candidates, dtype=float)
         self.log_post = np.zeros((len(self.pse_grid), len(self.slope_grid)))
@@ -64,16 +76,28 @@ class Design:
     def pse(self) -> float:
         return float((self.posterior().sum(axis=1) * self.pse_grid).sum())
 
-    def next_difference(self) -> float:
+    def next_difference(self, available: Sequence[float] | None = None) -> float:
         """The candidate where the posterior's curves disagree most about the answer: the
         variance, over the posterior, of the predicted probability of the positive answer. A
         graded answer there says the most about which curve holds (for a choice it is the
-        expected information's leading term)."""
+        expected information's leading term). `available`: the candidates that may still be
+        asked (a run's items at a difference run out); default all."""
         post = self.posterior()[None]
         predicted = (self._p * post).sum(axis=(1, 2))
         spread = (post * (self._p - predicted[:, None, None]) ** 2).sum(axis=(1, 2))
+        if available is not None:
+            allowed = np.isin(self.candidates, np.asarray(available, dtype=float))
+            if not allowed.any():
+                raise ValueError("none of the available differences is a candidate")
+            spread = np.where(allowed, spread, -np.inf)
         return float(self.candidates[int(np.argmax(spread))])
+
+    def inside(self) -> bool:
+        """Whether the PSE's interval lies within the candidates' range: a PSE beyond the
+        differences asked is only bounded on one side, however narrow the grid's edge makes it look."""
+        low, high = self.pse_interval()
+        return float(self.candidates.min()) <= low and high <= float(self.candidates.max())
 
     def done(self, width: float) -> bool:
         low, high = self.pse_interval()
-        return high - low < width
+        return high - low < width and self.inside()
