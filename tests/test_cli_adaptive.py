@@ -1,25 +1,19 @@
 """`run --until-pse-width W` through the command line, against a local OpenAI-protocol server that
-answers as a simulated observer with a known PSE: it recognises the picture it is shown, and
-gives the answer "top line longer" with probability logistic((difference - pse) / slope), the
-more likely answer as its reply and both as its logprobs."""
+answers as a simulated observer with a known PSE (tests/support/observer.py): it recognises the
+picture it is shown, and gives the answer "top line longer" with probability
+logistic((difference - pse) / slope), the more likely answer as its reply and both as its logprobs."""
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import io
 import json
-import math
 import re
 import sqlite3
-import threading
 
 import pytest
-from PIL import Image
 
-from probes.core.registry import get_benchmark
 from tests.conftest import run_cli
 from tests.support.fake_servers import FakeOpenAIServer
+from tests.support.observer import Observer, drawn_differences
 
 DIFFERENCES = "-0.2,-0.15,-0.1,-0.05,0,0.05,0.1,0.15,0.2,0.25,0.3"
 SWEEP = ["--param", f"difference={DIFFERENCES}", "--param", "illusion_strength=30", "--param", "inducers=with",
@@ -33,56 +27,14 @@ LINE = re.compile(
 )
 
 
-def pixels_key(image: Image.Image) -> str:
-    return hashlib.sha256(image.convert("RGB").tobytes()).hexdigest()
-
-
 @pytest.fixture(scope="module")
 def drawn_difference() -> dict[str, float]:
     """Each picture of the sweep (by its pixels) -> the difference it was drawn with."""
-    params = {}
-    for pair in SWEEP[1::2]:
-        name, _, values = pair.partition("=")
-        params[name] = values.split(",")
-    items = get_benchmark("illusion/mueller-lyer", params=params).items()
-    return {pixels_key(item.images[0].load()): float(item.params["difference"]) for item in items}
+    return drawn_differences({name: values.split(",") for name, _, values in (p.partition("=") for p in SWEEP[1::2])})
 
 
-class Observer(FakeOpenAIServer):
-    """The observer of the module docstring; `logprobs="omit"` makes it answer with its choice alone."""
-
-    def __init__(self, drawn: dict[str, float], **kwargs):
-        super().__init__(responder=self.reply, alternatives=self.both, **kwargs)
-        self.drawn = drawn
-        self.asking = threading.local()  # the request this handler thread answers (models ask side by side)
-
-    def difference(self, body: dict) -> float:
-        parts = body["messages"][-1]["content"]
-        url = next(p["image_url"]["url"] for p in parts if p["type"] == "image_url")
-        return self.drawn[pixels_key(Image.open(io.BytesIO(base64.b64decode(url.partition(",")[2]))))]
-
-    def p_top(self, body: dict) -> tuple[float, str, str]:
-        """P(top longer), and the labels of Top and Bottom as this prompt shows them."""
-        parts = body["messages"][-1]["content"]
-        difference = self.difference(body)
-        text = next(p["text"] for p in parts if p["type"] == "text")
-        top = re.search(r"^(\w)\. Top$", text, re.M).group(1)
-        bottom = re.search(r"^(\w)\. Bottom$", text, re.M).group(1)
-        pse = PSES[body["model"]]
-        return 1 / (1 + math.exp(-(difference - pse) / SLOPE)), top, bottom
-
-    def reply(self, body: dict) -> str:
-        p, top, bottom = self.p_top(body)
-        return top if p > 0.5 else bottom
-
-    def _logprobs(self, body: dict, text: str) -> dict | None:
-        self.asking.body = body
-        return super()._logprobs(body, text)
-
-    def both(self, index: int, token: str, tokens: list[str]) -> list[tuple[str, float]]:
-        p, top, bottom = self.p_top(self.asking.body)
-        p = min(max(p, 1e-9), 1 - 1e-9)
-        return sorted([(top, math.log(p)), (bottom, math.log(1 - p))], key=lambda pair: -pair[1])
+def observer(drawn: dict[str, float], **kwargs) -> Observer:
+    return Observer(drawn, PSES, SLOPE, **kwargs)
 
 
 def sweep_lines(stdout: str) -> dict[str, re.Match]:
@@ -99,7 +51,7 @@ def test_the_sweep_stops_at_the_width_long_before_the_grid_and_stores_what_it_as
     store = tmp_path / "r.sqlite"
     args = ["run", "illusion/mueller-lyer", *SWEEP, "--model", "openai/early", "--model", "openai/late",
             "--until-pse-width", "0.1", "--store", str(store)]  # fmt: skip
-    with Observer(drawn_difference) as server:
+    with observer(drawn_difference) as server:
         env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-test-adaptive"}
         done = run_cli(*args, env=env, timeout=600)
         assert done.returncode == 0, done.stderr
@@ -143,7 +95,7 @@ def test_the_sweep_stops_at_the_width_long_before_the_grid_and_stores_what_it_as
 
 def test_choices_alone_steer_the_sweep_and_max_requests_caps_it(tmp_path, drawn_difference):
     store = tmp_path / "r.sqlite"
-    with Observer(drawn_difference, logprobs="omit") as server:  # a server that answers without logprobs
+    with observer(drawn_difference, logprobs="omit") as server:  # a server that answers without logprobs
         env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-test-adaptive"}
         done = run_cli("run", "illusion/mueller-lyer", *SWEEP, "--model", "openai/late", "--until-pse-width", "0.01",
                        "--max-requests", "12", "--store", str(store), env=env, timeout=600)  # fmt: skip
