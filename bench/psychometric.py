@@ -15,10 +15,14 @@ with probabilities:
   probabilities, probes/analysis/graded.py) and by the choice-based fit (its choices);
 - the adaptive sweep (probes/analysis/adaptive.py) against the full grid: the PSE interval the
   full grid's graded answers reach, and how many requests the adaptive design needs to reach
-  it, by the same posterior and stopping rule (only the order of the differences differs).
+  it, by the same posterior and stopping rule (only the order of the differences differs);
+- the same through the command line (`run --until-pse-width W`, the real OpenAI SDK against a
+  local server answering as that observer, tests/support/observer.py): the requests a full-grid
+  run sends, the width its stored answers give the sweep's posterior, and the requests the
+  adaptive run sends to reach that width.
 
 Run from the repository root:  python -m bench.psychometric [--models 8] [--resamples 1000]
-                               python -m bench.psychometric --graded [--repetitions 200]
+                               python -m bench.psychometric --graded [--repetitions 200] [--cli-repetitions 3]
 """
 
 from __future__ import annotations
@@ -136,17 +140,73 @@ def adaptive_against_grid(repetitions: int, per_level: int = 8) -> None:
           f"{repetitions} repetitions")  # fmt: skip
 
 
+CLI_SEEDS = 4  # pictures per difference (x 2 wordings) in the full grid: 11 x 4 x 2 = 88 items, as above
+POOL_SEEDS = 12  # ... and in the adaptive run's pool, with items to spare where it asks most
+
+
+def adaptive_cli(repetitions: int) -> None:
+    """The adaptive run through `python -m probes run`, against the full grid run the same way:
+    once from the grid's own 88 items, once from a pool of 3 times as many (a run keeps asking
+    near the PSE only while items there last)."""
+    import subprocess
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    from probes.analysis.graded import positive_probability
+    from probes.running.store import Store
+    from tests.support.observer import Observer, drawn_differences
+
+    def sweep(seeds: int) -> dict[str, list[str]]:
+        return {"difference": [f"{x:g}" for x in LEVELS], "illusion_strength": ["30"], "inducers": ["with"],
+                "canvas": ["384"], "seed": [str(s) for s in range(seeds)]}  # fmt: skip
+
+    drawn = drawn_differences(sweep(POOL_SEEDS))  # the grid's pictures are among the pool's
+    with tempfile.TemporaryDirectory() as folder, Observer(drawn, {"observer": PSE}, SLOPE, JITTER) as server:
+        env = dict(os.environ, OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY="sk-bench", PROBE_HOME=folder)
+
+        def cli(seeds: int, *args: str) -> tuple[int, str]:
+            params = [a for name, values in sweep(seeds).items() for a in ("--param", f"{name}={','.join(values)}")]
+            before = server.request_count
+            done = subprocess.run([sys.executable, "-m", "probes", "run", "illusion/mueller-lyer", *params, "--model",
+                                   "openai/observer", *args], env=env, capture_output=True, text=True, check=True)  # fmt: skip
+            return server.request_count - before, done.stdout
+
+        grid_store = Path(folder) / "grid.sqlite"
+        grid_requests, _ = cli(CLI_SEEDS, "--probabilities", "--store", str(grid_store))
+        with Store(grid_store, read_only=True) as store:
+            results = store.results()
+        design = Design.over([float(v) for v in sweep(CLI_SEEDS)["difference"]])
+        for result in results:
+            design.update(float(result.item_ref.params["difference"]), positive_probability(result))
+        low, high = design.pse_interval()
+        width = high - low
+        print(f"CLI, full grid: {grid_requests} requests; the sweep's posterior from its answers: PSE "
+              f"{design.pse():.4f}, 95% interval width {width:.4f}")  # fmt: skip
+        for seeds in (CLI_SEEDS, POOL_SEEDS):
+            for repetition in range(repetitions):
+                store = Path(folder) / f"adaptive-{seeds}-{repetition}.sqlite"
+                sent, out = cli(seeds, "--until-pse-width", f"{width + 1e-6:.6f}", "--seed", str(repetition),
+                                "--store", str(store))  # fmt: skip
+                line = next(line for line in out.splitlines() if line.startswith("until PSE width"))
+                print(f"CLI, --until-pse-width {width + 1e-6:.4f} --seed {repetition}, pool of {len(LEVELS) * seeds * 2}:"
+                      f" {sent} requests; {line.partition('none: ')[2]}")  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--models", type=int, default=8)
     parser.add_argument("--resamples", type=int, default=1000)
     parser.add_argument("--graded", action="store_true", help="graded answers and the adaptive sweep (issue 26)")
     parser.add_argument("--repetitions", type=int, default=200)
+    parser.add_argument("--cli-repetitions", type=int, default=3, help="adaptive runs through the command line")
     args = parser.parse_args()
     if args.graded:
         started = time.perf_counter()
         items_needed(args.repetitions)
         adaptive_against_grid(max(20, args.repetitions // 5))
+        if args.cli_repetitions:
+            adaptive_cli(args.cli_repetitions)
         print(f"({time.perf_counter() - started:.1f} s)")
         return
     rng = np.random.default_rng(1)
