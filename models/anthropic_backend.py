@@ -46,6 +46,10 @@ MAX_SIDE_MANY_IMAGES = 2000  # the API's limit per side when a request holds mor
 
 class AnthropicBackend(Backend):
     image_encoding = PNG_FAST  # what images are sent as (unless a file goes as it is)
+    offers_probabilities = False  # the Messages API gives no token probabilities: none are estimated
+
+    def probabilities_note(self) -> str:
+        return f"{self.model_id}: Anthropic's API offers no token probabilities, so its answers have none"
 
     def __init__(
         self,

@@ -26,6 +26,9 @@ class Backend(ABC):
     # encode an image once, the first time it sees it, and keep only the bytes); None for
     # backends that read pixels (local models, baselines).
     image_encoding: str | None = None
+    # Whether replies can carry probabilities (GenerateConfig.probabilities, `score`): a run
+    # asks a cached reply again for them only where they can come.
+    offers_probabilities: bool = False
 
     def check(self) -> None:
         """Raise `Unavailable` (with what to do) if this model cannot run here. Sends nothing."""
@@ -34,6 +37,20 @@ class Backend(ABC):
     def notes(self) -> str:
         """What to expect of an available model ("weights download on first use"), or ""."""
         return ""
+
+    def probabilities_note(self) -> str:
+        """Why this model's replies carry no probabilities, once it is known (a provider that
+        offers none, a server that refused them), or ""."""
+        return "" if self.offers_probabilities else f"{self.model_id} offers no answer probabilities"
+
+    async def score(
+        self, messages: Sequence[Message], prefix: str, candidates: Sequence[str]
+    ) -> dict[str, float] | None:
+        """The probability that the reply to `messages`, once it has said `prefix`, goes on with
+        each candidate, as disjoint events (a candidate another extends counts without it), or
+        None where the backend cannot score. Candidates spelled by the same tokens count once
+        (the first named)."""
+        return None
 
     def warm_up(self) -> None:
         """Blocking preparation before a run (local models load their weights); raises Unavailable."""

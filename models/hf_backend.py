@@ -43,6 +43,7 @@ RETRY_LOAD_AFTER = 60.0  # seconds
 
 class HFBackend(Backend):
     default_concurrency = MAX_BATCH  # requests in flight: the model's worker batches them
+    offers_probabilities = True  # candidates scored by the model itself (`score`)
 
     def __init__(self, model_id: str, source: str):
         self.model_id = model_id
@@ -133,6 +134,17 @@ class HFBackend(Backend):
             raise
         # Held until the reply is out, even if this caller stops waiting: the model is not
         # evicted under a request its worker is answering.
+        future.add_done_callback(lambda _: lease.release())
+        return await asyncio.wrap_future(future)
+
+    async def score(self, messages: Sequence[Message], prefix: str, candidates: Sequence[str]) -> dict[str, float]:
+        lease = await _pool.lease_async(self.source, _Loader(self))
+        try:
+            conversation = await asyncio.to_thread(lambda: [_to_hf(m) for m in messages])
+            future = lease.worker.submit_scoring(conversation, prefix, tuple(candidates))
+        except BaseException:
+            lease.release()
+            raise
         future.add_done_callback(lambda _: lease.release())
         return await asyncio.wrap_future(future)
 

@@ -33,6 +33,9 @@ class _Request:
     settings: dict[str, Any]  # generate() keyword arguments; only equal settings share a batch
     future: Future = field(default_factory=Future)
     context: contextvars.Context = field(default_factory=contextvars.copy_context)
+    # (prefix, candidates) of a request to score candidate answers (models/hf_scoring.py): alone
+    # in its batch, answered with a dict of probabilities.
+    scoring: tuple[str, tuple[str, ...]] | None = None
 
 
 class ModelWorker:
@@ -65,6 +68,16 @@ class ModelWorker:
             self._ready.notify()
         return request.future
 
+    def submit_scoring(self, conversation: list[dict[str, Any]], prefix: str, candidates: tuple[str, ...]) -> Future:
+        """Score candidate continuations (models/hf_scoring.py) on this worker's thread."""
+        request = _Request(conversation, {}, scoring=(prefix, candidates))
+        with self._ready:
+            if self._stopping:
+                raise Unavailable(f"{self.model_id} was unloaded to make room for another model: ask again")
+            self._queue.append(request)
+            self._ready.notify()
+        return request.future
+
     def stop(self) -> None:
         """Answer what is queued, then end the thread and drop the model and processor."""
         with self._ready:
@@ -76,6 +89,9 @@ class ModelWorker:
             batch = self._next_batch()
             if not batch:
                 break
+            if batch[0].scoring is not None:
+                self._score(batch[0])
+                continue
             started = time.perf_counter()
             try:
                 outputs = batch[0].context.run(self._generate, batch)
@@ -108,14 +124,29 @@ class ModelWorker:
             self._ready.wait(timeout=GATHER_SECONDS)  # let the other waiting requests arrive
             first = self._queue.popleft()
             batch = [first]
-            for request in list(self._queue):
+            for request in list(self._queue) if first.scoring is None else []:
                 if len(batch) == self.max_batch:
                     break
-                if request.settings == first.settings:
+                if request.settings == first.settings and request.scoring is None:
                     self._queue.remove(request)
                     batch.append(request)
-        self.batch_sizes.append(len(batch))
+        if first.scoring is None:  # scoring is not generation: the sizes say how generation batched
+            self.batch_sizes.append(len(batch))
         return batch
+
+    def _score(self, request: _Request) -> None:
+        from models.hf_scoring import score_candidates
+
+        assert request.scoring is not None
+        prefix, candidates = request.scoring
+        try:
+            found = request.context.run(
+                score_candidates, self.processor, self.model, request.conversation, prefix, candidates
+            )
+        except Exception as exc:  # noqa: BLE001 - the request's own failure
+            request.future.set_exception(ProviderError(f"{self.model_id}: scoring failed: {type(exc).__name__}: {exc}"))
+        else:
+            request.future.set_result(found)
 
     def _generate(self, batch: list[_Request]) -> list[tuple[str, Usage]]:
         conversations = [request.conversation for request in batch]

@@ -4,16 +4,20 @@ compatible endpoint) through the official `openai` SDK and a `base_url`."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import importlib.util
+import logging
 import os
 import time
 from collections.abc import Sequence
 from typing import Any
 
 from models.base import Backend, LoopLocal
+from models.logprobs import read_tokens, realigned
 from models.replies import bounded_output, count, error_in, failure, field, json_object, text_of, unreadable
 from models.types import (
     PNG_FAST,
+    TOP_ALTERNATIVES,
     EncodedImage,
     GenerateConfig,
     ImagePart,
@@ -28,10 +32,12 @@ from models.types import (
 OPENAI_DEFAULT_URL = "https://api.openai.com/v1"
 MAX_FILE_BYTES = 20 * 1024 * 1024  # a file sent as it is stays under OpenAI's limit per image
 BEARER = {"bearer_auth": True}  # how `chat.completions.create` authenticates: the API key as a bearer token
+log = logging.getLogger(__name__)
 
 
 class OpenAIBackend(Backend):
     image_encoding = PNG_FAST  # what images are sent as (unless a file goes as it is)
+    offers_probabilities = True  # `logprobs` / `top_logprobs`, where the model or server serves them
 
     def __init__(
         self,
@@ -56,6 +62,14 @@ class OpenAIBackend(Backend):
         self.official_api = official_api
         self.default_concurrency = default_concurrency
         self._clients: LoopLocal[Any] = LoopLocal(self._new_client)
+        # Why this model or server gives no logprobs, once it has refused them: from then on
+        # they are not asked for (said once, in the log and by `probabilities_note`).
+        self._logprobs_refused: str | None = None
+
+    def probabilities_note(self) -> str:
+        if self._logprobs_refused:
+            return f"{self.model_id}: {self._logprobs_refused}; its answers have no probabilities"
+        return ""
 
     def _key(self) -> str | None:
         if self._api_key:
@@ -103,30 +117,75 @@ class OpenAIBackend(Backend):
         if config.seed is not None:
             request["seed"] = config.seed
         secrets = [self._key() or ""]
+        asked = config.probabilities and self._logprobs_refused is None
+        if asked:
+            request.update(logprobs=True, top_logprobs=TOP_ALTERNATIVES)
         started = time.perf_counter()
         try:
-            # The SDK's documented `post`, not `chat.completions.create`: `create` walks the
-            # whole request against its TypedDicts first (renaming aliased keys, which a chat
-            # request has none of), about 0.45 ms a request: 0.18 s of the 1.4 s of CPU a plain
-            # loop spends on 400 requests to a server answering in 10 ms. The reply is retried
-            # and timed out by the SDK exactly as `create` does, and comes back as plain JSON
-            # (`cast_to=object`): a server's reply is read field by field (`_read`), whatever
-            # shape it has, not trusted to be a ChatCompletion.
-            async with asyncio.timeout(config.deadline):
-                data = await client.post(
-                    "/chat/completions",
-                    body=request,
-                    cast_to=object,
-                    options={"timeout": config.timeout, "max_retries": config.max_retries, "security": BEARER},
-                )
+            data = await self._post(client, request, config)
         except Exception as exc:  # noqa: BLE001 - every failure is this item's error, redacted
-            raise failure(self.model_id, exc, config, secrets) from None
+            if not (asked and _refuses_logprobs(exc)):
+                raise failure(self.model_id, exc, config, secrets) from None
+            # A model or server that does not serve logprobs answers without them: said once,
+            # never the item's error.
+            self._refused(f"the server refused token probabilities ({_status(exc)})")
+            request.pop("logprobs"), request.pop("top_logprobs")
+            asked = False
+            try:
+                data = await self._post(client, request, config)
+            except Exception as again:  # noqa: BLE001
+                raise failure(self.model_id, again, config, secrets) from None
         latency = time.perf_counter() - started
         try:
             text, usage, raw = _read(data)
         except ProviderError as exc:
             raise unreadable(self.model_id, exc, secrets) from None
-        return await bounded_output(text, latency, usage, raw, secrets)
+        tokens, why = read_tokens(_first_choice(data), text) if asked else (None, None)
+        if config.probabilities and why is None and tokens is None:
+            why = self._logprobs_refused
+        output = await bounded_output(text, latency, usage, raw, secrets)
+        if tokens is not None:
+            tokens = realigned(tokens, text, output.text)
+        return dataclasses.replace(output, tokens=tokens, no_probabilities=why)
+
+    async def _post(self, client: Any, request: dict[str, Any], config: GenerateConfig) -> Any:
+        # The SDK's documented `post`, not `chat.completions.create`: `create` walks the
+        # whole request against its TypedDicts first (renaming aliased keys, which a chat
+        # request has none of), about 0.45 ms a request: 0.18 s of the 1.4 s of CPU a plain
+        # loop spends on 400 requests to a server answering in 10 ms. The reply is retried
+        # and timed out by the SDK exactly as `create` does, and comes back as plain JSON
+        # (`cast_to=object`): a server's reply is read field by field (`_read`), whatever
+        # shape it has, not trusted to be a ChatCompletion.
+        async with asyncio.timeout(config.deadline):
+            return await client.post(
+                "/chat/completions",
+                body=request,
+                cast_to=object,
+                options={"timeout": config.timeout, "max_retries": config.max_retries, "security": BEARER},
+            )
+
+    def _refused(self, why: str) -> None:
+        if self._logprobs_refused is None:
+            log.warning("%s: %s; answers come without probabilities", self.model_id, why)
+        self._logprobs_refused = why
+
+
+def _refuses_logprobs(exc: Exception) -> bool:
+    """A 400 (or 422, as some servers answer) whose message names logprobs: the request is fine
+    without them."""
+    status = getattr(exc, "status_code", None)
+    return status in (400, 422) and "logprob" in str(exc).lower()
+
+
+def _status(exc: Exception) -> str:
+    return f"status {getattr(exc, 'status_code', '?')}"
+
+
+def _first_choice(data: Any) -> dict[str, Any]:
+    reply = json_object(data)
+    choices = reply.get("choices")
+    first = choices[0] if isinstance(choices, list) and choices else None
+    return first if isinstance(first, dict) else {}
 
 
 def _read(data: Any) -> tuple[str, Usage, dict[str, Any]]:

@@ -287,6 +287,10 @@ class GenerateConfig:
     # per read: a server sending its reply a byte at a time is cut off at this deadline too.
     timeout: float = 120.0
     max_retries: int = 2  # attempts after the first, for the faults the SDK retries
+    # Ask for the reply's token probabilities (OpenAI's `logprobs`), where the backend offers
+    # them. Not part of the cache key: the reply is the same; a run decides whether a cached
+    # reply without them is asked again (probes/running/runner.py).
+    probabilities: bool = False
 
     @property
     def deadline(self) -> float:
@@ -305,12 +309,67 @@ class Usage:
     output_tokens: int | None = None
 
 
+TOP_ALTERNATIVES = 10  # alternatives asked (and kept) per token: OpenAI allows up to 20, vLLM as configured
+
+
+@dataclass(frozen=True)
+class TokenChoice:
+    """One generated token with the alternatives the server gave at its place: `offset` is
+    where it starts in the reply's text; log probabilities, natural log."""
+
+    offset: int
+    token: str
+    logprob: float
+    top: tuple[tuple[str, float], ...] = ()
+
+
 @dataclass(frozen=True)
 class Output:
     text: str
     latency: float
     usage: Usage = field(default_factory=Usage)
     raw: dict[str, Any] = field(default_factory=dict)
+    # Probabilities, where the backend gives them (never made up): the reply's tokens with
+    # their alternatives (OpenAI-compatible servers), or the probability of each candidate
+    # continuation the caller named (`Backend.score`, local models: disjoint events, so they
+    # add up). `no_probabilities` says why there are none when they were asked for.
+    tokens: tuple[TokenChoice, ...] | None = None
+    scores: dict[str, float] | None = None
+    no_probabilities: str | None = None
+
+    def has_probabilities(self) -> bool:
+        """Whether this reply carries probabilities, or a reason it never will (a server that
+        refuses them): either way, asking again for them is pointless."""
+        return self.tokens is not None or self.scores is not None or self.no_probabilities is not None
+
+    def probability_fields(self) -> dict[str, Any]:
+        """The probabilities as plain data (kept beside the reply in a cache)."""
+        data: dict[str, Any] = {}
+        if self.tokens is not None:
+            data["tokens"] = [[t.offset, t.token, t.logprob, [list(a) for a in t.top]] for t in self.tokens]
+        if self.scores is not None:
+            data["scores"] = dict(self.scores)
+        if self.no_probabilities is not None:
+            data["none"] = self.no_probabilities
+        return data
+
+    def with_probability_fields(self, data: Any) -> Output:
+        """This output with the probabilities `probability_fields` wrote (odd data is dropped)."""
+        if not isinstance(data, dict):
+            return self
+        tokens = scores = None
+        try:
+            if isinstance(data.get("tokens"), list):
+                tokens = tuple(
+                    TokenChoice(int(o), str(t), float(lp), tuple((str(a), float(b)) for a, b in top))
+                    for o, t, lp, top in data["tokens"]
+                )
+            if isinstance(data.get("scores"), dict):
+                scores = {str(k): float(v) for k, v in data["scores"].items()}
+        except (TypeError, ValueError):
+            tokens = scores = None
+        none = data.get("none") if isinstance(data.get("none"), str) else None
+        return dataclasses.replace(self, tokens=tokens, scores=scores, no_probabilities=none)
 
 
 class BackendError(Exception):

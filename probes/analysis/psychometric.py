@@ -71,6 +71,7 @@ class FitRow:
     points: tuple[dict[str, float], ...] = ()  # per level: x, n, positives, proportion, low, high
     curve_x: tuple[float, ...] = ()
     curve_p: tuple[float, ...] = ()
+    source: str = "choices"  # or "probabilities": graded responses (probes/analysis/graded.py)
 
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -226,7 +227,7 @@ def fit_rows(
             for group in _groups(result, by):
                 buckets[(*_head(result), group)].add(x, result)
     rows = [_fit_row(key[:4], key[4], param, trials, resamples, seed)[0] for key, trials in buckets.items()]
-    return sorted(rows, key=_order)
+    return sorted(rows, key=row_order)
 
 
 def magnitude_rows(
@@ -260,7 +261,7 @@ def magnitude_rows(
         fits = {POLARITIES[side]: _fit_row(key[:4], f"polarity={POLARITIES[side]}{inner}", param, trials, resamples, seed)
                 for side, trials in sorted(buckets[key].items())}  # fmt: skip
         rows.append(_magnitude_row(key, param, fits, ambiguous[key]))
-    return sorted(rows, key=_order)
+    return sorted(rows, key=row_order)
 
 
 def _magnitude_row(
@@ -282,12 +283,12 @@ def _magnitude_row(
     return MagnitudeRow(*key, param, status, *magnitude, *bias, *shift_plus, *shift_minus, ambiguous, rows)
 
 
-def _order(row: FitRow | MagnitudeRow) -> tuple:
+def row_order(row: FitRow | MagnitudeRow) -> tuple:
     """Overall first, then by group name, numeric values in numeric order (as the scoreboard)."""
     name, _, value = row.group.partition("=")
     numeric = number(value)
     group = (0, "", 0.0, "") if row.group == "overall" else (1, name, math.inf if numeric is None else numeric, value)
-    return (row.benchmark, row.model, row.mode, row.perturbation, row.param, group)
+    return (row.benchmark, row.model, row.mode, row.perturbation, row.param, group, getattr(row, "source", ""))
 
 
 def _short(values: Sequence[float]) -> list[float]:

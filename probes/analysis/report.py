@@ -10,6 +10,8 @@ import io
 import json
 from collections.abc import Iterable, Mapping, Sequence
 
+from probes.analysis.calibration import COLUMNS as CALIBRATION_COLUMNS
+from probes.analysis.calibration import Calibration
 from probes.analysis.scoring import Counts, Row, aggregate, published_rows, reference_row, rows_from_counts
 from probes.core.errors import BenchmarkError
 from probes.core.registry import benchmark_ids, generated_families, get_benchmark
@@ -83,13 +85,31 @@ def _with_references(rows: list[Row], by: Sequence[str], benchmarks: Iterable[st
     return rows
 
 
-def to_json(rows: Sequence[Row]) -> str:
-    return json.dumps([row.as_dict() for row in rows], indent=2)
+Calibrations = Mapping[tuple[str, str, str, str, str], Calibration]  # by (benchmark, model, mode, perturbation, group)
 
 
-def to_csv(rows: Sequence[Row]) -> str:
+def calibration_of(row: Row, calibrations: Calibrations) -> dict[str, float | int | None]:
+    """A row's calibration columns (probes/analysis/calibration.py): None where it has no
+    probabilities (a reference row, a model that gave none)."""
+    found = calibrations.get((row.benchmark, row.model, row.mode, row.perturbation, row.group))
+    return found.as_dict() if found else dict.fromkeys(CALIBRATION_COLUMNS)
+
+
+def _dicts(rows: Sequence[Row], calibrations: Calibrations | None) -> list[dict]:
+    # The calibration columns only when some result has probabilities: a report of choices alone
+    # keeps the columns it always had.
+    if not calibrations:
+        return [row.as_dict() for row in rows]
+    return [row.as_dict() | calibration_of(row, calibrations) for row in rows]
+
+
+def to_json(rows: Sequence[Row], calibrations: Calibrations | None = None) -> str:
+    return json.dumps(_dicts(rows, calibrations), indent=2)
+
+
+def to_csv(rows: Sequence[Row], calibrations: Calibrations | None = None) -> str:
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=COLUMNS)
+    writer = csv.DictWriter(buffer, fieldnames=COLUMNS + (list(CALIBRATION_COLUMNS) if calibrations else []))
     writer.writeheader()
-    writer.writerows(row.as_dict() for row in rows)
+    writer.writerows(_dicts(rows, calibrations))
     return buffer.getvalue()

@@ -21,7 +21,7 @@ from probes.cli.demo_command import add_demo_arguments
 from probes.cli.internal_errors import log_internal_error
 from probes.cli.progress import ProgressBar
 from probes.cli.report_command import add_report_arguments
-from probes.cli.run_command import EXIT_INTERRUPTED, cmd_run
+from probes.cli.run_command import EXIT_INTERRUPTED, cmd_run, positive_width
 from probes.cli.toolkits_command import IMPORT_SOURCES, SET_FORMATS, import_toolkit, write_set
 from probes.cli.tools_command import add_tool_commands
 from probes.core.errors import InputRejected, ProbeError, UsageError
@@ -118,6 +118,29 @@ def _parser() -> argparse.ArgumentParser:
     )
     runner.add_argument("--temperature", type=float, default=0.0)
     runner.add_argument("--models-file", help="TOML file of OpenAI-compatible endpoints (default: $PROBE_MODELS)")
+    runner.add_argument(
+        "--probabilities",
+        action="store_true",
+        help="store each answer's probability where the model gives them (cached replies without them are asked again)",
+    )
+    runner.add_argument(
+        "--keep-answers",
+        action="store_true",
+        help="with --probabilities: keep cached replies as they are, ask nothing again",
+    )
+    runner.add_argument(
+        "--until-pse-width",
+        type=positive_width,
+        metavar="W",
+        help="a swept illusion run, adaptive: per model, ask the difference that tells most next and stop once "
+        "the PSE's 95%% interval is narrower than W (asks for probabilities; one request at a time per model)",
+    )
+    runner.add_argument(
+        "--max-requests",
+        type=int,
+        metavar="N",
+        help="with --until-pse-width: at most N items per model and condition (default: all of them)",
+    )
     runner.set_defaults(handler=cmd_run)
 
     importer = commands.add_parser(

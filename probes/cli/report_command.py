@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from probes.analysis import consistency, paired, polarity, psychometric
+from probes.analysis import calibration, consistency, graded, paired, polarity, psychometric
 from probes.analysis.report import cell_report_rows, to_csv, to_json
 from probes.analysis.scoring import Row
 from probes.cli.table import table
@@ -64,10 +64,13 @@ def cmd_report(args: argparse.Namespace) -> int:
     with Store(path) as store:
         if not views:  # accuracy rows: from the counts the store keeps, never decoding a result
             chosen = [[value] if value else [] for value in (args.model, args.mode, args.perturbation)]
-            cells = store.cells(Where(args.benchmark, *chosen), groups=None)
+            where = Where(args.benchmark, *chosen)
+            cells = store.cells(where, groups=None)
             _check_groups({grp.partition("=")[0] for *_, grp in cells if grp}, args.by, bool(cells))
+            # Calibration reads only the results that carry probabilities, by one query.
+            calibrations = calibration.calibration_by_row(store.probability_rows(where), args.by)
             return _print_rows(cell_report_rows(cells, args.by, [args.benchmark] if args.benchmark else [],
-                                                references=args.references), args.format)  # fmt: skip
+                                                references=args.references), args.format, calibrations)  # fmt: skip
         # The other views pair, fit or count single results: only those of the filters are read.
         results = store.results(args.benchmark, args.model, args.mode, args.perturbation)
     _check_groups({name for result in results for name in result.groups}, args.by, bool(results))
@@ -75,7 +78,9 @@ def cmd_report(args: argparse.Namespace) -> int:
         rows = [row.as_dict() for row in paired.compare(results, *args.compare)]
         return _print(rows, args.format)
     if args.fit:
+        # Beside each choice-based fit, the fit of the answers' probabilities where there are any.
         fits = psychometric.fit_rows(results, args.fit, by=tuple(args.by))
+        fits = sorted(fits + graded.graded_fit_rows(results, args.fit, by=tuple(args.by)), key=psychometric.row_order)
         if not fits:
             raise UsageError(f"no result has a numeric parameter {args.fit!r} to fit against")
         if args.format == "json":
@@ -100,13 +105,13 @@ def cmd_report(args: argparse.Namespace) -> int:
     return _print([row for bias in biases for row in bias.rows()], args.format)
 
 
-def _print_rows(rows: list[Row], form: str) -> int:
+def _print_rows(rows: list[Row], form: str, calibrations: Mapping | None = None) -> int:
     if form == "json":
-        print(to_json(rows))
+        print(to_json(rows, calibrations))
     elif form == "csv":
-        print(to_csv(rows), end="")
+        print(to_csv(rows, calibrations), end="")
     else:
-        print(table(rows) if rows else "no results match")
+        print(table(rows, calibrations) if rows else "no results match")
     return 0
 
 

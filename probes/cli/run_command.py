@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import math
 import signal
 import sys
 
@@ -15,11 +16,13 @@ from probes.asking import perturb
 from probes.cli.checks import check_run_options, load_endpoints
 from probes.cli.progress import ProgressBar
 from probes.cli.table import table
+from probes.core.errors import UsageError
 from probes.core.params import parse_params
 from probes.core.registry import get_benchmark
 from probes.core.selection import select_items
 from probes.core.types import Mode, Result, Status
 from probes.running import answerers
+from probes.running.adaptive_sweep import SweepOutcome, check_sweep, sweep_models
 from probes.running.runner import Progress, RunPlan, Stop, run
 from probes.running.store import Store
 
@@ -27,6 +30,19 @@ from probes.running.store import Store
 # Ctrl-C abandons them at once. Abandoned requests are simply asked again by the next run.
 GRACE_SECONDS = 1.5
 EXIT_INTERRUPTED = 130
+
+
+def positive_width(text: str) -> float:
+    """`--until-pse-width`: a finite number above 0 (argparse makes a refusal one line, exit 2)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(
+            f"give a positive number, the PSE interval width to reach (e.g. 0.05), not {text!r}"
+        )
+    return value
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -38,11 +54,31 @@ def cmd_run(args: argparse.Namespace) -> int:
     items = select_items(benchmark.items(), args.limit, args.seed)
     for note in benchmark.notes:  # a custom folder's odd but accepted images
         print(f"note: {note}", file=sys.stderr)
+    adaptive = args.until_pse_width is not None
+    if args.max_requests is not None and not adaptive:
+        raise UsageError("--max-requests goes with --until-pse-width (a run without it asks every item)")
+    if args.max_requests is not None and args.max_requests < 1:
+        raise UsageError(f"--max-requests must be at least 1, got {args.max_requests}")
+    if adaptive:
+        check_sweep(benchmark.id, items)
+        # A probability-first sweep: each graded answer says how close the call was, which is
+        # what lets the design stop early; models that give none are swept by their choices.
+        args.probabilities = True
     mode = Mode(args.shots, args.cot)
     config = GenerateConfig(max_tokens=args.max_tokens or mode.max_tokens, temperature=args.temperature, seed=args.seed)
     # One plan per perturbation the name stands for (rotate-options-all: one per rotation).
     plans = [
-        RunPlan(benchmark, chosen, backends, mode, perturbation, config, args.concurrency)
+        RunPlan(
+            benchmark,
+            chosen,
+            backends,
+            mode,
+            perturbation,
+            config,
+            args.concurrency,
+            probabilities=args.probabilities,
+            keep_answers=args.keep_answers,
+        )  # fmt: skip
         for perturbation, chosen in perturb.expand(args.perturb, items)
     ]
     stop = Stop()
@@ -50,20 +86,43 @@ def cmd_run(args: argparse.Namespace) -> int:
         total = sum(len(plan.items) for plan in plans) * len(backends)
         bar = ProgressBar(total, f"{benchmark.id} {mode.label}")
         progress = Progress(total=total)
-        results = asyncio.run(run_stoppable(plans, store, bar, stop, progress))
+        outcomes: list[SweepOutcome] = []
+        if adaptive:
+            bar.label += f" until PSE width {args.until_pse_width:g} (at most)"
+            results = asyncio.run(run_stoppable(plans, store, bar, stop, progress, args, outcomes))
+        else:
+            results = asyncio.run(run_stoppable(plans, store, bar, stop, progress))
         bar.close()
+        if stop.requested and adaptive:
+            print(f"stopped: {progress.done} result(s) saved in {store.path}. Run the same command to continue "
+                  "the sweep: the answers so far come from the store.", file=sys.stderr)  # fmt: skip
+            return EXIT_INTERRUPTED
         if stop.requested:
             left = progress.total - progress.done
             print(f"stopped: {progress.done} result(s) saved in {store.path}; {left} not asked. "
                   "Run the same command to continue: only those are asked.", file=sys.stderr)  # fmt: skip
             return EXIT_INTERRUPTED
     print(table(aggregate(results)))
+    for outcome in outcomes:  # per model and condition: what the sweep took and where it ended
+        print(f"until PSE width {args.until_pse_width:g}: {outcome.describe(args.until_pse_width)}")
+    if args.probabilities:  # said once per model: why its answers carry none
+        for note in dict.fromkeys(backend.probabilities_note() for backend in backends):
+            if note:
+                print(f"note: {note}", file=sys.stderr)
     return report_errors(results)
 
 
 async def run_stoppable(
-    plans: list[RunPlan], store: Store, bar: ProgressBar, stop: Stop, progress: Progress
+    plans: list[RunPlan],
+    store: Store,
+    bar: ProgressBar,
+    stop: Stop,
+    progress: Progress,
+    adaptive: argparse.Namespace | None = None,
+    outcomes: list[SweepOutcome] | None = None,
 ) -> list[Result]:
+    """Run the plans one after another; with `adaptive` (the command's options), each plan's
+    models are swept until the PSE width instead, and `outcomes` collects how each ended."""
     loop = asyncio.get_running_loop()
 
     def interrupted() -> None:
@@ -83,7 +142,16 @@ async def run_stoppable(
         for plan in plans:
             if stop.requested:
                 break
-            results += await run(plan, store, lambda result, _: bar.show(progress), stop, progress)
+            shown = lambda result, _: bar.show(progress)  # noqa: E731
+            if adaptive is None:
+                results += await run(plan, store, shown, stop, progress)
+                continue
+            swept, ended = await sweep_models(
+                plan, store, adaptive.until_pse_width, adaptive.max_requests, adaptive.seed, stop, progress, shown
+            )
+            results += swept
+            if outcomes is not None:
+                outcomes += ended
         return results
     finally:
         try:

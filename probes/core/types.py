@@ -258,6 +258,14 @@ class Result:
     output_tokens: int | None = None
     error: str | None = None
     ungraded: str | None = None  # why a reply was not graded (the item's `ungraded_because`)
+    # The model's probability of each of the item's answers (keyed as
+    # `probes.reading.probabilities.answer_key` writes an answer: option index, yes/no, count),
+    # normalised over them; `probability_mass` the share that fell on them; `alternatives` the
+    # tokens offered where the answer was given, with their probabilities. None where the model
+    # gave none: never derived from the choice.
+    probabilities: dict[str, float] | None = None
+    probability_mass: float | None = None
+    alternatives: tuple[tuple[str, float], ...] | None = None
     prompt_hash: str | None = None
     cache_key: str | None = None
     groups: Mapping[str, str] = field(default_factory=dict)

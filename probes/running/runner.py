@@ -23,6 +23,7 @@ grace period and abandons the rest, and has saved every reply it got.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import json
 import os
@@ -38,6 +39,7 @@ from probes.baselines.base import ask
 from probes.core.benchmark import Benchmark
 from probes.core.errors import LimitExceeded, ProbeError, RunError
 from probes.core.types import Condition, ImageSource, Item, ItemRef, Mode, Origin, Result
+from probes.reading import probabilities as answer_probabilities
 from probes.reading.grading import error_result, grade_reply
 from probes.running.control import Progress, Stop, until_done_or_stopped
 from probes.running.drawing_process import DrawingProcess
@@ -70,10 +72,30 @@ class RunPlan:
     # its budgets on the server's keys here, so answers it already has cost nothing. Raising
     # LimitExceeded refuses that request: the item ends as an error saying why.
     spend: Callable[[Backend], None] | None = None
+    # Ask for the probability of each of the item's answers where the model gives them. A
+    # cached reply without them is asked again (only those: a reply that has them, or whose
+    # model or server refused them, is not), unless `keep_answers` keeps every cached reply as it is.
+    probabilities: bool = False
+    keep_answers: bool = False
 
     @property
     def condition(self) -> Condition:
         return Condition(self.mode, self.perturbation)
+
+    @property
+    def asking(self) -> GenerateConfig:
+        """The settings each request is sent with."""
+        return dataclasses.replace(self.config, probabilities=True) if self.probabilities else self.config
+
+    def lacks_probabilities(self, backend: Backend, item: Item, output: Output) -> bool:
+        """Whether a cached reply must be asked again for its probabilities."""
+        return (
+            self.probabilities
+            and not self.keep_answers
+            and backend.offers_probabilities
+            and not output.has_probabilities()
+            and bool(answer_probabilities.answer_forms(item))
+        )
 
 
 @dataclass
@@ -263,7 +285,9 @@ class Runner:
             except LimitExceeded as exc:  # over budget: this request is not sent
                 return await self._in_thread(self._fail, backend, prepared.item, prepared.ref, str(exc), prepared)
         try:
-            output = await ask(backend, prepared.item, prepared.prompt, plan.config)
+            output = await ask(backend, prepared.item, prepared.prompt, plan.asking)
+            if plan.probabilities and output.tokens is None and output.no_probabilities is None:
+                output = await self._scored(backend, prepared, output)
         except BackendError as exc:
             return await self._in_thread(self._fail, backend, prepared.item, prepared.ref, str(exc), prepared)
         except ProbeError as exc:  # an image file that changed or broke since the prompt was built
@@ -276,6 +300,21 @@ class Runner:
             message = f"{backend.model_id}: the reply was {type(output.text).__name__}, not text"
             return await self._in_thread(self._fail, backend, prepared.item, prepared.ref, message, prepared)
         return await self._in_thread(self._finish, backend, prepared, output, True)
+
+    async def _scored(self, backend: Backend, prepared: _Prepared, output: Output) -> Output:
+        """The reply with its candidates' probabilities, from a backend that scores them (local
+        models), at the place the reply gives its answer (after the prompt when it gives none)."""
+        item = prepared.item
+        spellings = [text for _, text in answer_probabilities.candidates(item)]
+        if not spellings or not isinstance(output.text, str):
+            return output
+        parsed = self.plan.benchmark.parse_reply(output.text, item)
+        offset = answer_probabilities.answer_offset(output.text, item, parsed.value) or 0
+        try:
+            scores = await backend.score(prepared.prompt.messages, output.text[:offset], spellings)
+        except BackendError:  # the reply stands without them; the next run asks for them again
+            return output
+        return output if scores is None else dataclasses.replace(output, scores=scores)
 
     async def _draw_ahead(self, items: Sequence[Item]) -> None:
         assert self.drawing is not None
@@ -322,6 +361,10 @@ class Runner:
             cached=not fresh,
             cached_from=None if fresh else (output.raw or {}).get(SERVED_FROM),
         )
+        found = answer_probabilities.read(prepared.item, output.text, result.parsed, output)
+        if found is not None:
+            result.probabilities, result.probability_mass = found.p, found.mass
+            result.alternatives = found.top or None
         if save:
             self._commits.save([(result, output if fresh else None, backend.endpoint if fresh else "")])
         return result
@@ -346,7 +389,9 @@ class Runner:
         cached = self.store.cached_many([prepared.cache_key for prepared in built])
         answered: list[Result] = []
         for prepared in built:
-            if prepared.cache_key in cached:
+            if prepared.cache_key in cached and not self.plan.lacks_probabilities(
+                backend, prepared.item, cached[prepared.cache_key]
+            ):
                 answered.append(self._finish(backend, prepared, cached[prepared.cache_key], False, save=False))
             else:
                 jobs.append(prepared)
@@ -367,6 +412,8 @@ class Runner:
         prepared = _Prepared(item, prompt, key, ref, None)
         # Sampling at temperature > 0 asks for a new draw each time; only greedy requests repeat.
         cached = self.store.cached(key) if look_up and plan.config.temperature == 0 else None
+        if cached is not None and plan.lacks_probabilities(backend, item, cached):
+            cached = None
         if cached is not None:
             prepared.result = self._finish(backend, prepared, cached, False, save)
         elif look_up and self.parts.send_encoded:

@@ -100,6 +100,7 @@ CREATE TABLE IF NOT EXISTS results (
     created_at REAL NOT NULL,
     origin TEXT NOT NULL DEFAULT 'run',
     ungraded TEXT,
+    probabilities TEXT,
     PRIMARY KEY (benchmark, item_id, model, mode, perturbation)
 );
 CREATE INDEX IF NOT EXISTS results_by_model ON results (model, benchmark);
@@ -143,6 +144,31 @@ def _ungrade_transformed_before_v4(db: sqlite3.Connection) -> None:
 
 
 _SERIALS = itertools.count(1)
+_PROBABILITIES = "probabilities"  # the key of a cached reply's raw fields that holds its probabilities
+
+
+def _raw(output: Output) -> str:
+    """A reply's raw fields as kept in the cache, with its probabilities (if any) among them."""
+    kept = output.probability_fields()
+    return json.dumps(output.raw | {_PROBABILITIES: kept} if kept else output.raw, default=str)
+
+
+def _output(
+    reply: str, latency: float | None, input_tokens: int | None, output_tokens: int | None, raw: str | None
+) -> Output:
+    fields = json.loads(raw or "{}")
+    probabilities = fields.pop(_PROBABILITIES, None) if isinstance(fields, dict) else None
+    output = Output(reply, latency or 0.0, Usage(input_tokens, output_tokens), fields)
+    return output.with_probability_fields(probabilities) if probabilities is not None else output
+
+
+def _probabilities(result: Result) -> str | None:
+    if result.probabilities is None:
+        return None
+    data: dict = {"p": result.probabilities, "mass": result.probability_mass}
+    if result.alternatives:
+        data["top"] = [list(pair) for pair in result.alternatives]
+    return json.dumps(data)
 
 
 def default_path() -> Path:
@@ -254,6 +280,8 @@ class Store(StoreReads):
                 if "ungraded" not in columns:
                     self._db.execute("ALTER TABLE results ADD COLUMN ungraded TEXT")
                     _ungrade_transformed_before_v4(self._db)
+                if "probabilities" not in columns:  # before version 6: no answer had probabilities
+                    self._db.execute("ALTER TABLE results ADD COLUMN probabilities TEXT")
                 if not marked or marked[0] != str(SCHEMA_VERSION):
                     # A new store, one from before the counts, or one an older version wrote since
                     # (it marks its own version, and its INSERT OR REPLACE fires no delete trigger).
@@ -275,7 +303,9 @@ class Store(StoreReads):
             if "results" not in tables:
                 raise sqlite3.DatabaseError("it has no results table")
             columns = {row[1] for row in self._db.execute("PRAGMA table_info(results)")}
-            if not set(RESULT_COLUMNS) <= columns:  # an older store: upgrading it would write
+            # A store from before probabilities is read as it is: its answers have none.
+            self._absent = frozenset({"probabilities"} - columns)
+            if not set(RESULT_COLUMNS) - self._absent <= columns:  # an older store: upgrading it would write
                 raise InputRejected(
                     f"results store {self.path} is read-only ({reason}) and was written by an older version of "
                     "the playground: copy it to a folder you can write and read the copy (it is upgraded there)"
@@ -333,8 +363,7 @@ class Store(StoreReads):
             ).fetchone()
         if row is None:
             return None
-        reply, latency, input_tokens, output_tokens, raw = row
-        return Output(reply, latency or 0.0, Usage(input_tokens, output_tokens), json.loads(raw or "{}"))
+        return _output(*row)
 
     def cached_many(self, cache_keys: Sequence[str]) -> dict[str, Output]:
         """`cached` for many keys, one query per 500 (a run's feeder looks up a chunk at once)."""
@@ -348,8 +377,8 @@ class Store(StoreReads):
                     f" WHERE cache_key IN ({', '.join('?' * len(batch))})",
                     batch,
                 ).fetchall()
-            for key, reply, latency, input_tokens, output_tokens, raw in rows:
-                found[key] = Output(reply, latency or 0.0, Usage(input_tokens, output_tokens), json.loads(raw or "{}"))
+            for key, *row in rows:
+                found[key] = _output(*row)
         return found
 
     def image_hash(self, ref: str) -> str | None:
@@ -392,7 +421,7 @@ class Store(StoreReads):
         now = time.time()
         responses = [
             (result.cache_key, result.model, endpoint, response.text, response.latency, response.usage.input_tokens,
-             response.usage.output_tokens, json.dumps(response.raw, default=str), now)
+             response.usage.output_tokens, _raw(response), now)
             for result, response, endpoint in entries
             if response is not None and result.cache_key
         ]  # fmt: skip
@@ -402,7 +431,7 @@ class Store(StoreReads):
              result.score, json.dumps(result.target), result.latency, result.input_tokens, result.output_tokens, result.error,
              result.prompt_hash, result.cache_key, json.dumps(dict(result.groups), sort_keys=True),
              json.dumps(result.item_ref.as_dict() if result.item_ref else {}, sort_keys=True, default=str), now,
-             result.origin.value, result.ungraded)
+             result.origin.value, result.ungraded, _probabilities(result))
             for result, _, _ in entries
         ]  # fmt: skip
         replies = [row for row in results if row[5] != Status.ERROR.value]
@@ -427,7 +456,7 @@ class Store(StoreReads):
         now = time.time()
         rows = [
             (key, model, endpoint, output.text, output.latency, output.usage.input_tokens, output.usage.output_tokens,
-             json.dumps(output.raw, default=str), now)
+             _raw(output), now)
             for key, model, endpoint, output in entries
         ]  # fmt: skip
         with self._transaction():

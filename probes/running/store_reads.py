@@ -17,11 +17,13 @@ from probes.core.types import ItemRef, Origin, Result, Status
 from probes.running import cells
 from probes.running.cells import EVERYTHING, Key, Where
 
-SCHEMA_VERSION = 5  # 2: results.score; 3: results.origin; 4: results.ungraded; 5: cells (probes/running/cells.py)
+# 2: results.score; 3: results.origin; 4: results.ungraded; 5: cells (probes/running/cells.py);
+# 6: results.probabilities (JSON: {"p": {answer: probability}, "mass": share, "top": [[token, p]]})
+SCHEMA_VERSION = 6
 RESULT_COLUMNS = (
     "benchmark", "item_id", "model", "mode", "perturbation", "status", "reply", "parsed", "correct", "score", "target",
     "latency", "input_tokens", "output_tokens", "error", "prompt_hash", "cache_key", "groups", "item_ref", "created_at",
-    "origin", "ungraded",
+    "origin", "ungraded", "probabilities",
 )  # fmt: skip
 
 
@@ -32,6 +34,10 @@ class StoreReads:
     _lock: threading.Lock
     _counted: tuple[tuple[int, int, int], dict[Key, Counts]] | None = None  # cells counted in Python (see `cells`)
     _serial: int = 0  # which Store this is (see `version`)
+    _absent: frozenset[str] = frozenset()  # newer columns a store opened read-only lacks (read as NULL)
+
+    def _columns(self, columns: Sequence[str]) -> str:
+        return ", ".join(f"NULL AS {c}" if c in self._absent else c for c in columns)
 
     def results(
         self,
@@ -53,7 +59,7 @@ class StoreReads:
         where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
         with self._lock:
             rows = self._db.execute(
-                f"SELECT {', '.join(RESULT_COLUMNS)} FROM results {where}"
+                f"SELECT {self._columns(RESULT_COLUMNS)} FROM results {where}"
                 " ORDER BY benchmark, model, mode, perturbation, item_id",
                 values,
             ).fetchall()
@@ -103,7 +109,21 @@ class StoreReads:
         if timed:
             clause += " AND status != 'error' AND latency IS NOT NULL"
         with self._lock:
-            return self._db.execute(f"SELECT {', '.join(columns)} FROM results WHERE {clause}", values).fetchall()
+            return self._db.execute(f"SELECT {self._columns(columns)} FROM results WHERE {clause}", values).fetchall()
+
+    def probability_rows(self, where: Where = EVERYTHING) -> list[tuple]:
+        """(benchmark, model, mode, perturbation, groups, target, parsed, status, probabilities)
+        of the graded replies that pass `where` and carry probabilities, as stored (JSON): what
+        calibration reads (probes/analysis/calibration.py), and nothing of the other results."""
+        if "probabilities" in self._absent:
+            return []
+        clause, values = where.sql()
+        with self._lock:
+            return self._db.execute(
+                "SELECT benchmark, model, mode, perturbation, groups, target, parsed, status, probabilities FROM results"
+                f" WHERE {clause} AND probabilities IS NOT NULL AND status != 'error' AND correct IS NOT NULL",
+                values,
+            ).fetchall()
 
     def cells(self, where: Where = EVERYTHING, groups: Iterable[str] | None = ()) -> dict[Key, Counts]:
         """What scoreboard rows are built from, per (benchmark, model, mode, perturbation, origin,
@@ -147,7 +167,8 @@ class StoreReads:
 def _result(row: tuple[Any, ...]) -> Result:
     (benchmark, item_id, model, mode, perturbation, status, reply, parsed, correct, score, target,
      latency, input_tokens, output_tokens, error, prompt_hash, cache_key, groups, item_ref, created_at, _,
-     ungraded) = row  # fmt: skip
+     ungraded, probabilities) = row  # fmt: skip
+    probabilities = json.loads(probabilities) if probabilities else None
     return Result(
         benchmark=benchmark,
         item_id=item_id,
@@ -165,6 +186,9 @@ def _result(row: tuple[Any, ...]) -> Result:
         output_tokens=output_tokens,
         error=error,
         ungraded=ungraded,
+        probabilities=probabilities["p"] if probabilities else None,
+        probability_mass=probabilities.get("mass") if probabilities else None,
+        alternatives=tuple((str(t), float(p)) for t, p in probabilities.get("top", ())) if probabilities else None,
         prompt_hash=prompt_hash,
         cache_key=cache_key,
         groups=json.loads(groups),

@@ -40,8 +40,11 @@ added there as well.
 from __future__ import annotations
 
 import json
+import math
+import re
 import time
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from tests.support.fake_http import Fault, Reply, Responder, _FakeServerBase, _prompt_tokens, default_responder
@@ -63,9 +66,30 @@ __all__ = [
 # --------------------------------------------------------------------------- #
 
 
+Alternatives = Callable[[int, str, list[str]], "list[tuple[str, float]] | None"]
+_TOKEN = re.compile(r"\s*(?:\w+|[^\w\s])|\s+")
+
+
+def tokens_of(text: str) -> list[str]:
+    """The reply cut into tokens the way a BPE tokenizer roughly does (a word or a punctuation
+    mark with the spaces before it): they spell the text exactly."""
+    return _TOKEN.findall(text)
+
+
 class FakeOpenAIServer(_FakeServerBase):
+    """``logprobs``: "serve" (a request asking for them gets ``choices[0].logprobs.content``),
+    "refuse" (such a request gets a 400 naming logprobs, as a model without them answers), or
+    "omit" (the request is answered without them, as some compatible servers do).
+    ``alternatives(index, token, tokens)`` gives a token's ``top_logprobs`` as (token, logprob)
+    pairs, or None for the token alone at probability 1."""
+
     paths = ("/v1/chat/completions", "/chat/completions")
     base_path = "/v1"
+
+    def __init__(self, *args: Any, logprobs: str = "serve", alternatives: Alternatives | None = None, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.logprobs = logprobs
+        self.alternatives = alternatives
 
     _error_types = {
         "authentication": ("invalid_request_error", "invalid_api_key"),
@@ -91,7 +115,7 @@ class FakeOpenAIServer(_FakeServerBase):
                 {
                     "index": 0,
                     "message": {"role": "assistant", "content": text, "refusal": None},
-                    "logprobs": None,
+                    "logprobs": self._logprobs(body, text),
                     "finish_reason": "stop",
                 }
             ],
@@ -101,6 +125,33 @@ class FakeOpenAIServer(_FakeServerBase):
                 "total_tokens": prompt + completion,
             },
         }
+
+    def _logprobs(self, body: dict, text: str) -> dict | None:
+        if not body.get("logprobs") or self.logprobs != "serve":
+            return None
+        tokens = tokens_of(text)
+        content = []
+        for index, token in enumerate(tokens):
+            top = (self.alternatives(index, token, tokens) if self.alternatives else None) or [(token, 0.0)]
+            top = top[: int(body.get("top_logprobs") or 0) or len(top)]
+            chosen = next((logprob for name, logprob in top if name == token), math.log(0.5))
+            content.append(
+                {
+                    "token": token,
+                    "logprob": chosen,
+                    "bytes": list(token.encode()),
+                    "top_logprobs": [{"token": n, "logprob": lp, "bytes": list(n.encode())} for n, lp in top],
+                }
+            )
+        return {"content": content, "refusal": None}
+
+    def _intercept(self, record: dict) -> Reply | None:
+        refused = super()._intercept(record)
+        body = record["body"] if isinstance(record["body"], dict) else {}
+        if refused is None and self.logprobs == "refuse" and (body.get("logprobs") or "top_logprobs" in body):
+            # What OpenAI answers for a model without them (e.g. its reasoning models).
+            return self.error_reply(400, "invalid_request", "This model does not support the 'logprobs' parameter.")
+        return refused
 
     def error_reply(self, status: int, kind: str, message: str) -> Reply:
         etype, code = self._error_types.get(kind, ("invalid_request_error", None))

@@ -1,0 +1,112 @@
+"""Psychometric fits from answer probabilities: each item's probability of the answer a positive
+parameter favours is a graded response (0 to 1, not a choice), fitted by a fractional-response
+logistic regression (Papke and Wooldridge 1996: the Bernoulli quasi-likelihood, maximised by the
+same Newton steps as `probes.analysis.logistic`), with percentile bootstrap intervals over items
+(items drawn with replacement, refitted). A graded response carries how close the call was, so
+far fewer items pin the PSE than choices do (bench/psychometric.py measures how many).
+
+Which probability: the item's `positive_answer` param names the answer (as the choice-based
+fit reads it, probes/analysis/psychometric.py); else, for yes/no, "yes". Results without
+probabilities (or without that answer among them) make no graded point; the rows say `source`
+= `probabilities` beside the choice-based rows' `choices`.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+from probes.analysis.logistic import (
+    CURVE_POINTS,
+    RESAMPLES,
+    WIDTH_PER_SLOPE,
+    Fit,
+    FitStatus,
+    Level,
+    _newton,
+    _percentile_interval,
+    _sigmoid,
+)
+from probes.analysis.psychometric import FitRow, number
+from probes.core.types import POSITIVE_ANSWER, Result, Status
+
+EDGE = 1e-4  # graded responses are kept inside (EDGE, 1 - EDGE): a certain 0 or 1 would let a step run to infinity
+
+
+def positive_probability(result: Result) -> float | None:
+    """The probability the result gives the answer a positive parameter favours, or None."""
+    if not result.probabilities:
+        return None
+    params = result.item_ref.params if result.item_ref is not None else {}
+    key = params.get(POSITIVE_ANSWER)
+    name = str(key).strip().casefold() if key is not None else "yes"
+    value = result.probabilities.get(name)
+    return None if value is None else float(value)
+
+
+def graded_fit(x: Any, y: Any, *, resamples: int = RESAMPLES, seed: Any = 0, curve_points: int = CURVE_POINTS) -> Fit:
+    """Fit P(positive) = sigmoid((x - pse) / slope) to graded responses `y` at `x` (one per item)."""
+    x, y = np.asarray(x, dtype=float).ravel(), np.clip(np.asarray(y, dtype=float).ravel(), EDGE, 1 - EDGE)
+    values, index = np.unique(x, return_inverse=True)
+    counts = np.bincount(index, minlength=len(values))
+    sums = np.bincount(index, y, minlength=len(values))
+    levels = tuple(Level(float(v), int(c), float(s), float(s / c), float(s / c), float(s / c))
+                   for v, c, s in zip(values, counts, sums, strict=True))  # fmt: skip
+    empty = dict.fromkeys(("pse", "pse_low", "pse_high", "slope", "slope_low", "slope_high", "width",
+                           "width_low", "width_high"))  # fmt: skip
+    if len(values) < 2:
+        return Fit(FitStatus.TOO_FEW_LEVELS, **empty, n=len(x), levels=levels, curve_x=(), curve_p=())
+    centre, scale = float(x.mean()), float(np.ptp(x))
+    u = (x - centre) / scale
+    start = float(np.log(y.mean() / (1 - y.mean())))
+    (a,), (b,), _ = _newton(u, np.ones((1, len(x))), y[None, :], np.array([start]), np.array([0.0]))
+    grid = np.linspace(values[0], values[-1], curve_points)
+    if abs(b) < 1e-9:
+        flat = tuple(np.full(len(grid), y.mean()).tolist())
+        return Fit(FitStatus.FLAT, **empty, n=len(x), levels=levels, curve_x=tuple(grid.tolist()), curve_p=flat)
+    pse, slope = centre - a * scale / b, scale / b
+    found = {"pse": pse, "slope": slope, "width": WIDTH_PER_SLOPE * abs(slope)}
+    draws = None
+    if resamples > 0:
+        rng = np.random.default_rng(seed)
+        weights = rng.multinomial(len(x), np.full(len(x), 1 / len(x)), size=resamples).astype(float)
+        fa, fb, _ = _newton(u, weights, weights * y, np.full(resamples, a), np.full(resamples, b))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            draws, slopes = centre - fa * scale / fb, scale / fb
+        draws = np.where(np.isfinite(draws), draws, np.inf)
+        found["pse_low"], found["pse_high"] = _percentile_interval(draws)
+        found["slope_low"], found["slope_high"] = _percentile_interval(slopes)
+        found["width_low"], found["width_high"] = _percentile_interval(WIDTH_PER_SLOPE * np.abs(slopes))
+    curve = tuple(_sigmoid((grid - pse) / slope).tolist())
+    return Fit(FitStatus.OK, **(empty | found), n=len(x), levels=levels, curve_x=tuple(grid.tolist()), curve_p=curve,
+               draws=draws)  # fmt: skip
+
+
+def graded_fit_rows(
+    results: Iterable[Result], param: str, by: Sequence[str] = (), *, resamples: int = RESAMPLES, seed: int = 0
+) -> list[FitRow]:
+    """As `psychometric.fit_rows`, from the results' probabilities (`source` "probabilities")."""
+    points: dict[tuple[str, ...], list[tuple[float, float]]] = defaultdict(list)
+    for result in results:
+        x = number((result.item_ref.params if result.item_ref else {}).get(param))
+        y = positive_probability(result) if result.status is not Status.ERROR else None
+        if x is None or y is None:
+            continue
+        head = (result.benchmark, result.model, result.mode, result.perturbation)
+        for group in ["overall"] + [f"{n}={result.groups[n]}" for n in by if n in result.groups]:
+            points[(*head, group)].append((x, y))
+    rows = []
+    for key, pairs in points.items():
+        stream = [seed, zlib.crc32("\x1f".join((*key, param, "probabilities")).encode("utf-8"))]
+        fit = graded_fit([p[0] for p in pairs], [p[1] for p in pairs], resamples=resamples, seed=stream)
+        shown = tuple({"x": lv.x, "n": lv.n, "positives": lv.positives, "proportion": lv.proportion, "low": lv.low,
+                       "high": lv.high} for lv in fit.levels)  # fmt: skip
+        rows.append(FitRow(*key, param, fit.status.value, fit.pse, fit.pse_low, fit.pse_high, fit.slope,
+                           fit.slope_low, fit.slope_high, fit.width, fit.width_low, fit.width_high, n=fit.n,
+                           levels=len(fit.levels), excluded=0, errors=0, unrated=0, points=shown,
+                           curve_x=fit.curve_x, curve_p=fit.curve_p, source="probabilities"))  # fmt: skip
+    return rows

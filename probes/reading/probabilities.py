@@ -1,0 +1,176 @@
+"""Probabilities over an item's own answers, from what a backend gave (models/types.Output):
+
+- local models: the probability of each candidate spelling of each answer, scored by the model
+  at the answer's place (`candidates` names them; `Backend.score` scores them), summed per
+  answer and normalised over the item's answers; `mass` is the share that fell on them;
+- OpenAI-compatible servers: the alternatives at the token where the reply gives its answer,
+  each read as the answer it spells (" A", "A", "a)", "(a" are all answer a; "Yes", " yes" are
+  yes), summed per answer and normalised; `mass` the share of the token's probability that
+  spelled one of the item's answers (alternatives beyond the top ones the server sent count as
+  none of them); `top` the alternatives as sent, for a person to read.
+
+Where the answer was given: after the last answer marker ("Answer:", "I choose"), the first
+token that spells the parsed answer; without a marker the last such token. So a chain-of-thought
+reply is read at its final answer, not at its first mention of an option. Without a parsed answer,
+or where the reply's tokens never spell it (an answer split over several tokens), there are no
+probabilities: never any derived from the choice.
+
+Answers are keyed as `answer_key` writes the parsed value and the target (an option's index,
+"yes"/"no", a count, a letter), so calibration and fits read them beside the stored target.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from models.types import Output, TokenChoice
+from probes.core.types import AnswerKind, Item
+from probes.reading.common import NUMBER_WORDS
+from probes.reading.parsing import _MARKER  # the markers the parser reads an answer after
+
+_PUNCTUATION = " \t\n()[]{}*.:,;'\"`_-"
+_WORD_OF = {value: word for word, value in NUMBER_WORDS.items() if word != "none"}
+
+
+def answer_key(value: Any) -> str:
+    """An answer (a parsed value or a target) as the key of a probability."""
+    return str(value).strip().casefold()
+
+
+@dataclass(frozen=True)
+class Probabilities:
+    p: dict[str, float]  # answer key -> probability, normalised over the item's answers
+    mass: float  # the share of probability that fell on the item's answers, before normalising
+    top: tuple[tuple[str, float], ...] = ()  # the alternatives at the answer token (tokens only)
+
+    def as_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"p": self.p, "mass": self.mass}
+        if self.top:
+            data["top"] = [list(pair) for pair in self.top]
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Probabilities | None:
+        if not isinstance(data, dict) or not isinstance(data.get("p"), dict):
+            return None
+        top = tuple((str(t), float(p)) for t, p in data.get("top") or ())
+        return cls({str(k): float(v) for k, v in data["p"].items()}, float(data.get("mass") or 0.0), top)
+
+
+def answer_forms(item: Item) -> dict[str, tuple[str, ...]]:
+    """Each of the item's answers (by key) with the words that say it, lower case."""
+    if item.kind is AnswerKind.CHOICE:
+        forms = {}
+        for index, (label, option) in enumerate(zip(item.labels, item.options, strict=False)):
+            words = [label.lower()]
+            if option.strip() and len(option.split()) == 1:  # "Top", "Left": a token can say it
+                words.append(option.strip().lower())
+            forms[answer_key(index)] = tuple(dict.fromkeys(words))
+        return forms
+    if item.kind is AnswerKind.YES_NO:
+        return {"yes": ("yes",), "no": ("no",)}
+    if item.kind is AnswerKind.NUMBER:
+        counts = sorted({int(a) for a in item.possible_answers() if a.strip().isdigit()})
+        return {answer_key(n): tuple(w for w in (str(n), _WORD_OF.get(n)) if w) for n in counts}
+    if item.kind is AnswerKind.LETTER:
+        letters = [a.strip().lower() for a in item.possible_answers() if len(a.strip()) == 1]
+        return {letter: (letter,) for letter in dict.fromkeys(letters)}
+    return {}
+
+
+def candidates(item: Item) -> list[tuple[str, str]]:
+    """(answer key, text) of every spelling a local model is scored on: each word as written,
+    capitalised and upper case, with and without the space a tokenizer may put before it, and
+    a label in its opening bracket."""
+    found: list[tuple[str, str]] = []
+    for key, words in answer_forms(item).items():
+        for word in words:
+            spellings = [word, word.capitalize(), word.upper()]
+            if item.kind is AnswerKind.CHOICE and len(word) == 1:
+                spellings += [f"({word}", f"({word.upper()}"]
+            for spelling in dict.fromkeys(spellings):
+                found += [(key, spelling), (key, " " + spelling)]
+    return found
+
+
+def from_scores(item: Item, scores: Mapping[str, float]) -> Probabilities | None:
+    """Candidate scores (`Backend.score`, disjoint events) summed per answer and normalised."""
+    per_answer = dict.fromkeys(answer_forms(item), 0.0)
+    for key, text in candidates(item):
+        per_answer[key] += scores.get(text, 0.0)
+    return _normalised(per_answer)
+
+
+def from_tokens(item: Item, reply: str, parsed: Any, tokens: Sequence[TokenChoice]) -> Probabilities | None:
+    """The alternatives at the token where `reply` gives the parsed answer (module docstring)."""
+    forms = answer_forms(item)
+    if parsed is None or answer_key(parsed) not in forms:
+        return None
+    place = answer_place(reply, forms[answer_key(parsed)], [(t.offset, t.token) for t in tokens])
+    if place is None:
+        return None
+    token = tokens[place]
+    alternatives = dict(token.top)
+    alternatives.setdefault(token.token, token.logprob)
+    word_of = {word: key for key, words in forms.items() for word in words}
+    per_answer = dict.fromkeys(forms, 0.0)
+    for text, logprob in alternatives.items():
+        key = word_of.get(_normal(text))
+        if key is not None:
+            per_answer[key] += math.exp(logprob)
+    found = _normalised(per_answer)
+    if found is None:
+        return None
+    top = tuple(sorted(((text, math.exp(lp)) for text, lp in alternatives.items()), key=lambda pair: -pair[1]))
+    return Probabilities(found.p, found.mass, top)
+
+
+def answer_place(reply: str, words: Sequence[str], tokens: Sequence[tuple[int, str]]) -> int | None:
+    """Which of `tokens` ((offset, text) each) gives the answer spelled by `words`: the first
+    after the reply's last answer marker, else the last in the reply; None if none spells it."""
+    spelling = [index for index, (_, text) in enumerate(tokens) if _normal(text) in words]
+    if not spelling:
+        return None
+    markers = list(_MARKER.finditer(reply))
+    if markers:
+        after = [index for index in spelling if tokens[index][0] >= markers[-1].end() - 1]
+        if after:
+            return after[0]
+    return spelling[-1]
+
+
+def answer_offset(reply: str, item: Item, parsed: Any) -> int | None:
+    """Where in `reply` the parsed answer is said (as `answer_place` finds it, over the reply's
+    words): a local model's candidates are scored after the reply up to there."""
+    forms = answer_forms(item)
+    if parsed is None or answer_key(parsed) not in forms:
+        return None
+    words = [(match.start(), match.group()) for match in re.finditer(r"\w+", reply)]
+    place = answer_place(reply, forms[answer_key(parsed)], words)
+    return None if place is None else words[place][0]
+
+
+def read(item: Item, reply: str, parsed: Any, output: Output | None) -> Probabilities | None:
+    """The probabilities of `item`'s answers that `output` carries, if any."""
+    if output is None:
+        return None
+    if output.scores is not None:
+        return from_scores(item, output.scores)
+    if output.tokens is not None:
+        return from_tokens(item, reply, parsed, output.tokens)
+    return None
+
+
+def _normal(token: str) -> str:
+    return token.strip(_PUNCTUATION).casefold()
+
+
+def _normalised(per_answer: dict[str, float]) -> Probabilities | None:
+    mass = sum(per_answer.values())
+    if not per_answer or not mass > 0 or not math.isfinite(mass):
+        return None
+    return Probabilities({key: value / mass for key, value in per_answer.items()}, min(1.0, mass))
