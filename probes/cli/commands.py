@@ -1,4 +1,4 @@
-"""`python -m probes ...`: list, models, generate, run, import, report, mine, ease.
+"""`python -m probes ...`: list, models, generate, run, import, report, delete, mine, ease.
 
 User mistakes (unknown ids, missing keys, malformed folders) print one clear message and exit
 with status 2, never a traceback. Anything else is a bug: one line saying so and where its
@@ -17,6 +17,7 @@ from models import registry as model_registry
 from models.types import BackendError
 from probes.asking import perturb
 from probes.cli.checks import OneLineParser, load_endpoints, store_problem, system_problem, writable_folder
+from probes.cli.delete_command import add_delete_arguments
 from probes.cli.demo_command import add_demo_arguments
 from probes.cli.internal_errors import log_internal_error
 from probes.cli.progress import ProgressBar
@@ -162,6 +163,7 @@ def _parser() -> argparse.ArgumentParser:
 
     report = commands.add_parser("report", help="accuracy tables, paired comparisons, fits from the results store")
     add_report_arguments(report)
+    add_delete_arguments(commands.add_parser("delete", help="take a model's results out of the store (--yes to do it)"))
     add_tool_commands(commands)
     return parser
 
