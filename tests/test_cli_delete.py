@@ -31,7 +31,9 @@ def test_delete_counts_first_then_deletes_and_report_follows(tmp_path):
     with Store(path) as store:
         assert len(store.results()) == len(before)  # nothing went without --yes
 
-    done = run_cli("delete", "--model", "anthropic/b", "--benchmark", "bench/right-wrong", "--store", str(path), "--yes")
+    done = run_cli(
+        "delete", "--model", "anthropic/b", "--benchmark", "bench/right-wrong", "--store", str(path), "--yes"
+    )
     assert done.returncode == 0, done.stderr
     assert f"deleted {len(doomed)} result(s)" in done.stdout
     with Store(path) as store:
@@ -42,7 +44,9 @@ def test_delete_counts_first_then_deletes_and_report_follows(tmp_path):
     assert not any(r["model"] == "anthropic/b" and r["benchmark"] == "bench/right-wrong" for r in measured(path))
     assert any(r["model"] == "anthropic/b" for r in measured(path))  # its other benchmark stays
 
-    again = run_cli("delete", "--model", "anthropic/b", "--benchmark", "bench/right-wrong", "--store", str(path), "--yes")
+    again = run_cli(
+        "delete", "--model", "anthropic/b", "--benchmark", "bench/right-wrong", "--store", str(path), "--yes"
+    )
     assert again.returncode == 0 and "nothing deleted" in again.stdout
 
 

@@ -45,8 +45,8 @@ def _remaining(path: Path, benchmark: str) -> list:
 
 
 def test_deleting_a_model_leaves_the_rows_of_what_remains(home):
-    from ui.scoreboard_data import Filters, facets, origins_for, scoreboard_rows, stored_tally
     from ui.common import escape
+    from ui.scoreboard_data import Filters, facets, origins_for, scoreboard_rows, stored_tally
     from ui.scoreboard_delete import EVERY_BENCHMARK, delete_asked, delete_choices, delete_confirmed
 
     models, benchmarks = delete_choices(None, None)
