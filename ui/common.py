@@ -26,6 +26,7 @@ from probes.running import answerers
 from probes.running.budget import Budget
 from probes.running.limits import current as limits
 from probes.running.store import Store
+from ui.choices import model_label, working_first
 from ui.sessions import shared_store, visitor
 
 log = logging.getLogger("ui")
@@ -55,20 +56,16 @@ def endpoints() -> tuple[registry.Endpoint, ...]:
 
 
 def model_choices() -> list[tuple[str, str]]:
-    """(label, id) for every model a visitor may ask here, unavailable ones with their reason
-    (in public mode, local models only as the operator lists them)."""
+    """(label, id) for every model a visitor may ask here, those that answer here first, then the
+    unavailable ones with their reason in a few words (in public mode, local models only as the operator lists them)."""
     choices = []
     bounds = limits()
     infos = answerers.catalogue(endpoints()) + [answerers.describe(f"hf/{m}") for m in bounds.hf_models]
     for info in infos:
         if bounds.public and info.id.startswith("hf/") and info.id.partition("/")[2] not in bounds.hf_models:
             continue
-        if info.available:
-            label = f"{info.id} ({info.reason})" if info.reason else info.id  # e.g. "downloads 513 MB on first use"
-        else:
-            label = f"{info.id} (unavailable: {info.reason})"
-        choices.append((label, info.id))
-    return list(dict.fromkeys(choices))
+        choices.append((model_label(info.id, info.available, info.reason), info.id, info.available))
+    return working_first(choices)
 
 
 @functools.cache
