@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import pytest
 
-from models.registry import ModelInfo
 from probes.running import answerers
 from ui import common
 from ui.choices import short_reason
