@@ -68,8 +68,9 @@ def build_scoreboard() -> dict[str, Any]:
     # there. None until the tab is first shown (sync makes it "table"), so a direct `/scoreboard`
     # API call, which never opens a view, gets everything its outputs hold.
     view = gr.State(None)
+    # wrap: a long source ("published (Rahmanzadehgervi et al.) [1]") wraps rather than being cut.
     board = gr.Dataframe(interactive=False, elem_id="score-leaderboard", max_height=420, pinned_columns=1,
-                         show_label=False)  # fmt: skip
+                         show_label=False, wrap=True)  # fmt: skip
     board_note = gr.Markdown(elem_id="score-leaderboard-note")  # a click in a benchmark's column opens it below
 
     gr.Markdown("### One benchmark", elem_id="score-benchmark-heading")

@@ -37,6 +37,7 @@ from ui.scoreboard_data import (
     counted_by,
     exports,
     facets,
+    opened_next,
     origins_for,
     pooled_people,
     scoreboard_rows,
@@ -46,7 +47,7 @@ from ui.scoreboard_data import (
 from ui.scoreboard_items import agreement_defaults, latencies
 from ui.scoreboard_leaderboard import leaderboard
 from ui.scoreboard_requests import check, chosen_benchmark, colours_of, wanted_origins
-from ui.scoreboard_style import empty
+from ui.scoreboard_style import empty, shown_if
 from ui.scoreboard_tables import agreement_table, benchmark_table, empty_table, latency_table
 from ui.scoreboard_views import agreement, agreement_choices_for
 
@@ -56,6 +57,7 @@ EMPTY_STORE = (
     "BENCHMARK --model MODEL`), then press Refresh."
 )
 ONLY_PROBES = "Only single probe clicks so far: tick **include single probes** to see them, or run an evaluation."
+GROUP_HINT = "Choose a group under **Break down by** to see accuracy by its values."
 TABLE_COLUMNS = ["model", "mode", "source", "accuracy", "95% CI", "n", "unparsed", "refused", "ungraded", "errors",
                  "latency (s)"]  # fmt: skip
 # The views of single results computed only while open (`view`; None: an API call, which gets
@@ -99,6 +101,7 @@ def sync(
         gr.Warning(user_message(exc))
         return [gr.skip()] * 13
     view = view or "table"
+    benchmark = opened_next(request) or benchmark  # the Human tab's "See everyone on the Scoreboard"
     names, _ = benchmarks(tally, origins)
     chosen = chosen_benchmark(tally, origins, benchmark)
     found = facets(tally, chosen, origins)
@@ -234,9 +237,10 @@ def scoreboard(
     colours = colours_of(tally, wanted)
     table = benchmark_table(shown_rows, filters.group if filters.by else None)
     if filters.by:
-        group_plot, group_note = charts.group_figure(shown_rows, filters.group, colours, filters.mode != ALL)
-    else:
-        group_plot, group_note = empty("Choose a group under 'Break down by' for accuracy by its values.", 120), ""
+        figure, group_note = charts.group_figure(shown_rows, filters.group, colours, filters.mode != ALL)
+        group_plot = shown_if(figure)
+    else:  # a hint, not an empty chart
+        group_plot, group_note = shown_if(None, False), GROUP_HINT
     if _shown(view, MODES_VIEW):
         agree_rows, agree_plot = agreement(tally, wanted, filters, agree_model, agree_modes or [])
         latency = latency_table(latencies(tally, filters, wanted))
@@ -256,7 +260,7 @@ def scoreboard(
 
 def _nothing(message: str, origins_note: str = "") -> list[Any]:
     nothing = empty("No results yet.")
-    return [message, empty_table(TABLE_COLUMNS), None, None, nothing, nothing, "", agreement_table(None), nothing,
+    return [message, empty_table(TABLE_COLUMNS), None, None, nothing, shown_if(None, False), "", agreement_table(None), nothing,
             latency_table({}), "", "", empty_table(["model", "mode", "source"]), "", origins_note]  # fmt: skip
 
 

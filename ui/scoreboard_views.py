@@ -21,7 +21,7 @@ from ui.scoreboard_items import agreement_defaults, latencies
 from ui.scoreboard_polarity import COLUMNS as POLARITY_COLUMNS
 from ui.scoreboard_polarity import polarity_view
 from ui.scoreboard_requests import check, chosen_benchmark, colours_of, wanted_origins
-from ui.scoreboard_style import empty
+from ui.scoreboard_style import empty, shown_if
 from ui.scoreboard_tables import agreement_table, empty_table, latency_table
 from ui.sessions import reading
 
@@ -144,8 +144,9 @@ def compare(
     include_probes: bool = False,
     request: gr.Request | None = None,
 ) -> list[Any]:
-    """The paired table and chart of A against each B; consistency and position bias beside."""
-    nothing = [empty_table([]), empty("Nothing to compare.")]
+    """The paired table and chart of A against each B; consistency and position bias beside.
+    A table or chart with nothing in it is hidden, its note saying what to choose or run."""
+    nothing = [shown_if(None, False), shown_if(None, False)]
     try:
         check([benchmark, axis, a, mode, perturbation], [b, models])
         origins = frozenset(origins_for(include_probes))
@@ -161,14 +162,14 @@ def compare(
             heads = rotation_heads(tally, filters, origins)
             with reading(request) as stores:
                 both = consistent(stores, heads, filters.benchmark or "", origins, colours)
-            rotation = [both.note, both.table, both.figure]
+            rotation = [both.note, shown_if(both.table), shown_if(both.figure)]
         else:
             rotation = ["No results under option rotations for this benchmark: run it with `--perturb "
                         "rotate-options-all` (or the Evaluate tab's rotations) to see consistency and position bias.",
                         *nothing]  # fmt: skip
     except Exception as exc:  # noqa: BLE001 - user_message logs what is not the visitor's mistake
         return [f"⚠ {escape(user_message(exc))}", *nothing, "", *nothing]
-    return [result.note, result.table, result.figure, *rotation]
+    return [result.note, shown_if(result.table), shown_if(result.figure), *rotation]
 
 
 def compare_if_shown(
