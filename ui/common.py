@@ -27,6 +27,7 @@ from probes.running.budget import Budget
 from probes.running.limits import current as limits
 from probes.running.store import Store
 from ui.choices import model_label, working_first
+from ui.page_words import page_words
 from ui.sessions import shared_store, visitor
 
 log = logging.getLogger("ui")
@@ -40,7 +41,7 @@ def user_message(exc: BaseException) -> str:
     """The message a visitor sees for `exc`: its own text when it is a mistake they can fix,
     a generic one (with the traceback in the server's log) when it is a bug."""
     if isinstance(exc, USER_ERRORS):
-        return str(exc)
+        return page_words(str(exc))  # the page's fields, not the command line's options
     log.error("internal error in a handler", exc_info=exc)
     return INTERNAL_ERROR
 
@@ -191,7 +192,9 @@ def escape(text: str) -> str:
     """Model text for a Markdown component: every character shown as itself, nothing rendered
     (no HTML, no images, no links, no emphasis)."""
     escaped = text or ""
-    for character in "\\`*_{}[]()#+-.!|~":
+    # ":" too: Gradio's Markdown turns "https://..." into a link before it reads backslashes, and
+    # the link then showed them and the entities ("huggingface\.co&#x27;"); "https\://" is no link.
+    for character in "\\`*_{}[]()#+-.!|~:":
         escaped = escaped.replace(character, "\\" + character)
     # Entities last, so their own `&`, `#` and `;` are never backslashed (a quote would show as
     # "&#x27;"); `>` needs no backslash since it becomes `&gt;`, which starts no quote block.

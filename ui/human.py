@@ -97,7 +97,7 @@ def _build_take() -> dict[str, Any]:
             benchmark = Dropdown(benchmark_ids(), value=DEFAULT_BENCHMARK, label="Benchmark", elem_id="human-benchmark")
             data = gr.Textbox(
                 label="Data folder",
-                placeholder="only for benchmarks read from a folder (--data)",
+                placeholder="only for benchmarks read from a folder: its path",
                 visible=not limits().public,
                 elem_id="human-data",
             )  # public: no server folders

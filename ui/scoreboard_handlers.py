@@ -53,8 +53,8 @@ from ui.scoreboard_views import agreement, agreement_choices_for
 
 MAX_CHOSEN = 64  # values one multiple choice may hold (models, B's)
 EMPTY_STORE = (
-    "The results store is empty. Run something first (the Evaluate tab, or `python -m probes run "
-    "BENCHMARK --model MODEL`), then press Refresh."
+    "The results store is empty. Run something first (the Evaluate tab, or the command line's "
+    "`python -m probes run`), then press Refresh."
 )
 ONLY_PROBES = "Only single probe clicks so far: tick **include single probes** to see them, or run an evaluation."
 GROUP_HINT = "Choose a group under **Break down by** to see accuracy by its values."

@@ -164,8 +164,8 @@ def compare(
                 both = consistent(stores, heads, filters.benchmark or "", origins, colours)
             rotation = [both.note, shown_if(both.table), shown_if(both.figure)]
         else:
-            rotation = ["No results under option rotations for this benchmark: run it with `--perturb "
-                        "rotate-options-all` (or the Evaluate tab's rotations) to see consistency and position bias.",
+            rotation = ["No results under option rotations for this benchmark: evaluate it with the "
+                        "*rotate-options-all* perturbation (Evaluate tab) to see consistency and position bias.",
                         *nothing]  # fmt: skip
     except Exception as exc:  # noqa: BLE001 - user_message logs what is not the visitor's mistake
         return [f"⚠ {escape(user_message(exc))}", *nothing, "", *nothing]

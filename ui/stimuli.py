@@ -261,7 +261,7 @@ def build_stimuli() -> dict[str, Any]:
     with gr.Accordion("Export a set", open=True):
         with gr.Row():
             count = gr.Number(20, precision=0, minimum=1, maximum=MAX_EXPORT, label="Items", elem_id="stim-n")
-            seed = gr.Number(0, precision=0, label="Seed", info="which items are drawn, as generate --seed",
+            seed = gr.Number(0, precision=0, label="Seed", info="which items are drawn: the same seed, the same items",
                              elem_id="stim-seed")  # fmt: skip
             fixed = CheckboxGroup(list(first["params"]), value=[], label="Keep fixed at the values above",
                                      info="ticked when you change a control; the rest follow the paper's design",
