@@ -79,7 +79,7 @@ MAX_NAME = 60  # a downloaded file's name, ".png" included: whole in a file mana
 
 
 def file_name(task: str, item: Item) -> str:
-    """`touching-circles_gap=-0.15_diameter=0.25_c557d2.png`: the parameters that drew it, as
+    """`touching-circles_canvas=384_diameter=0.25_gap=-0.15_5335.png`: the parameters that drew it, as
     many whole ones as fit in MAX_NAME characters, those the design sweeps first (the values that
     tell its pictures apart), then a short hash of the item, which keeps two pictures' names apart
     where what tells them apart is left out or is no parameter (a random draw of its seed)."""
@@ -88,7 +88,7 @@ def file_name(task: str, item: Item) -> str:
     names = sorted(item.params, key=lambda name: order.get(name, (2, 0)))
     head = re.sub(r"[^A-Za-z0-9=.+-]", "", task.rpartition("/")[2])
     parts = [part for part in (re.sub(r"[^A-Za-z0-9=.+-]", "", f"{n}={item.params[n]}") for n in names) if part]
-    mark = "_" + hashlib.sha1(f"{task}|{item.id}".encode()).hexdigest()[:6] + ".png"
+    mark = "_" + hashlib.sha1(f"{task}|{item.id}".encode()).hexdigest()[:4] + ".png"
     kept = head[: MAX_NAME - len(mark)]
     for part in parts:  # whole parameters only, never one cut mid-word; a shorter later one may fit
         if len(kept) + 1 + len(part) + len(mark) <= MAX_NAME:

@@ -20,7 +20,7 @@ def test_names_are_short_whole_and_distinct(task):
         head, *parts = name.removesuffix(".png").split("_")
         assert head == task.rpartition("/")[2]
         written = {re.sub(r"[^A-Za-z0-9=.+-]", "", f"{k}={v}") for k, v in item.params.items()}
-        assert re.fullmatch(r"[0-9a-f]{6}", parts.pop())  # the item's own mark
+        assert re.fullmatch(r"[0-9a-f]{4}", parts.pop())  # the item's own mark
         assert parts and all(part in written for part in parts), name  # never a parameter cut mid-word
 
 
