@@ -17,9 +17,9 @@ from probes.core.errors import ProbeError, UsageError
 from probes.running.cells import Where
 from probes.running.limits import current as limits
 from ui.choices import Dropdown
-from ui.common import escape, user_message
-from ui.scoreboard_data import EVERY_ORIGIN, Tally, counted_by, stored_tally
-from ui.scoreboard_requests import check
+from ui.common import escape
+from ui.scoreboard_data import EVERY_ORIGIN, Tally, counted_by
+from ui.scoreboard_requests import check, opened, refused_as, warned
 from ui.sessions import shared_store
 
 EVERY_BENCHMARK = "every benchmark"
@@ -41,16 +41,12 @@ def build_delete() -> dict[str, Any]:
     return {"box": box, "model": model, "benchmark": benchmark, "ask": ask, "note": note, "confirm": confirm}
 
 
+@refused_as(warned(2))
 def delete_choices(model: str | None, benchmark: str | None, request: gr.Request | None = None) -> list[Any]:
     """Every model with results in the operator's store, and the benchmarks the chosen one has."""
     if limits().public:
         return [gr.skip(), gr.skip()]
-    try:
-        check([model, benchmark])
-        tally = stored_tally(request=request)
-    except Exception as exc:  # noqa: BLE001 - user_message logs what is not the visitor's mistake
-        gr.Warning(user_message(exc))
-        return [gr.skip(), gr.skip()]
+    tally = opened(request, [model, benchmark])
     models = _models(tally)
     model = model if model in models else None
     names = sorted({head[0] for head, counts in tally.overall.items() if head[1] == model and counts.results})

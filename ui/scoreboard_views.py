@@ -20,7 +20,7 @@ from ui.scoreboard_items import agreement as agreement_counts
 from ui.scoreboard_items import agreement_defaults, latencies
 from ui.scoreboard_polarity import COLUMNS as POLARITY_COLUMNS
 from ui.scoreboard_polarity import polarity_view
-from ui.scoreboard_requests import check, chosen_benchmark, colours_of, wanted_origins
+from ui.scoreboard_requests import check, chosen_benchmark, colours_of, opened, refused_as, wanted_origins, warned
 from ui.scoreboard_style import empty, shown_if
 from ui.scoreboard_tables import agreement_table, empty_table, latency_table
 from ui.sessions import reading
@@ -46,31 +46,24 @@ def agreement(tally: Tally, origins: Iterable[str], filters: Filters, model: str
     return agreement_table(counted), charts.agreement_figure(counted, f"{model}: items right per mode")
 
 
+@refused_as(lambda message: (agreement_table(None), empty(message)))
 def agreement_view(benchmark: str | None, perturbation: str | None, agree_model: str | None,
                    agree_modes: Sequence[str] | None, origins: Sequence[str] | None = None,
                    request: gr.Request | None = None) -> tuple[Any, Any]:  # fmt: skip
-    try:
-        check([benchmark, perturbation, agree_model], [agree_modes])
-        wanted = wanted_origins(origins)
-        tally = stored_tally(request=request)
-    except Exception as exc:  # noqa: BLE001 - user_message logs what is not the visitor's mistake
-        return agreement_table(None), empty(user_message(exc))
+    tally = opened(request, [benchmark, perturbation, agree_model], [agree_modes])
+    wanted = wanted_origins(origins)
     filters = Filters(chosen_benchmark(tally, wanted, benchmark), perturbation=perturbation or ALL)
     return agreement(tally, wanted, filters, agree_model, agree_modes or [])
 
 
+@refused_as(warned(5))
 def modes_opened(benchmark: str | None, models: Sequence[str] | None, mode: str | None, perturbation: str | None,
                  agree_model: str | None, agree_modes: Sequence[str] | None, origins: Sequence[str] | None = None,
                  request: gr.Request | None = None) -> list[Any]:  # fmt: skip
     """The Modes & latency view, when it opens: the agreement's model and modes (kept while still
     offered), its diagram, and the latencies under the filters."""
-    try:
-        check([benchmark, mode, perturbation, agree_model], [models, agree_modes])
-        wanted = wanted_origins(origins)
-        tally = stored_tally(request=request)
-    except Exception as exc:  # noqa: BLE001 - user_message logs what is not the visitor's mistake
-        gr.Warning(user_message(exc))
-        return [gr.skip()] * 5
+    tally = opened(request, [benchmark, mode, perturbation, agree_model], [models, agree_modes])
+    wanted = wanted_origins(origins)
     chosen = chosen_benchmark(tally, wanted, benchmark)
     model_update, modes_update = agreement_choices_for(tally, wanted, chosen, agree_model, agree_modes)
     filters = Filters(chosen, tuple(models or ()), mode or ALL, perturbation or ALL)
