@@ -112,7 +112,7 @@ def build(counts: Mapping[Head, Counts]) -> Board:
 
 
 def _with_interval(accuracy: float, low: float | None, high: float | None, n: int) -> str:
-    """"72.3 [61.2–81.5] n=64": the number first, as it sorts and as `report` prints it."""
+    """Reads "72.3 [61.2–81.5] n=64": the number first, as it sorts and as `report` prints it."""
     if low is None or high is None:
         return f"{accuracy:.1f} n={n}"
     return f"{accuracy:.1f} [{low:.1f}–{high:.1f}] n={n}"
