@@ -28,8 +28,17 @@ def test_models_lists_unavailable_ones_with_the_reason():
     done = run_cli("models")
     assert done.returncode == 0
     line = next(line for line in done.stdout.splitlines() if line.startswith("openai/gpt-4o "))
-    assert "unavailable" in line and "OPENAI_API_KEY" in line
+    assert "unavailable" in line and "set OPENAI_API_KEY in the environment" in line
     assert any(line.startswith("baseline/chance") and " available" in line for line in done.stdout.splitlines())
+    # A shell has no key box: nothing asks to paste a key.
+    assert "paste" not in done.stdout
+
+
+def test_a_run_without_its_key_names_the_variable_and_no_key_box(tmp_path):
+    done = run_cli("run", "blind/touching-circles", "--model", "openai/gpt-4o", "--limit", "2", "--store",
+                   str(tmp_path / "r.sqlite"))  # fmt: skip
+    assert done.returncode == 2
+    assert done.stderr.strip() == "error: set OPENAI_API_KEY in the environment"
 
 
 def test_chance_run_then_json_report(tmp_path):

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import gradio as gr
 
+from probes.baselines.pixels import ANSWERED as PIXELS_ANSWER
 from probes.classroom import ClassBounds
 from probes.running.limits import Limits
 from probes.running.limits import current as limits
+from probes.stimuli.illusions import FAMILIES
 from ui import my_results
 
 ABOUT = """
@@ -28,6 +30,7 @@ read counts as *unparsed*, never as a guess.
 | **IllusionVQA** (`illusionvqa/*`) | Comprehension of optical illusions (435 items) and soft localisation of geometrically impossible objects (1000 items). | Shahgir et al., *IllusionVQA* (2024) |
 | **Texture perception** (`shitsukan/*`) | Choosing and writing texture words (gloss, dryness, beauty...) for an object in a photograph. | the *shitsukan* paper (Japanese) |
 | **DiscriBench** (`discribench`) | Choosing the right image, among look-alikes, from a situation and a conversation. | the DiscriBench paper (Japanese) |
+| **Parametric illusions** (`illusion/*`) | Is a model fooled like a person, or does it answer by geometry? {illusion_count} figures: {illusions}. Generated here, the truth measured in the pixels drawn; psychometric curves, people beside the models, perceive or recall. | Makowski et al., *A Parametric Framework to Generate Visual Illusions using Python* (2021), the *Illusion Game* (2023); VLMBias's illusion design |
 
 ## Models and keys
 
@@ -47,6 +50,8 @@ read counts as *unparsed*, never as a guess.
 - **Local models** (`hf/<hub id or folder>`) run through transformers on this machine; weights
   download on first use. `hf/HuggingFaceTB/SmolVLM-256M-Instruct` answers on a CPU.
 - `baseline/chance` guesses uniformly; it needs nothing.
+- `baseline/pixels` answers by measuring the picture (classical image analysis, no model, no
+  key): {pixels}. A reference for what plain seeing achieves.
 
 The same engine runs headless: `python -m probes run blind/touching-circles --model ...`.
 
@@ -112,6 +117,14 @@ def build_about() -> None:
                 as_csv = gr.File(label="CSV", elem_id="about-my-csv")
                 as_json = gr.File(label="JSON", elem_id="about-my-json")
             take.click(my_results.download, None, [said, as_csv, as_json], api_name="my_results")
+    gr.Markdown(about_text(), elem_id="about-text")
+
+
+def about_text() -> str:
+    """The families and what baseline/pixels answers come from the code: a new figure is listed
+    without an edit here."""
     bounds = ClassBounds()
-    gr.Markdown(ABOUT.format(hours=bounds.lifetime / 3600, students=bounds.max_students, items=bounds.max_items,
-                             classes=bounds.max_classes))  # fmt: skip
+    illusions = ", ".join(f"`illusion/{family}`" for family in FAMILIES)
+    return ABOUT.format(hours=bounds.lifetime / 3600, students=bounds.max_students, items=bounds.max_items,
+                        classes=bounds.max_classes, illusions=illusions, illusion_count=len(FAMILIES),
+                        pixels=PIXELS_ANSWER)  # fmt: skip

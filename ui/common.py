@@ -26,6 +26,8 @@ from probes.running import answerers
 from probes.running.budget import Budget
 from probes.running.limits import current as limits
 from probes.running.store import Store
+from ui.choices import model_label, working_first
+from ui.page_words import page_words
 from ui.sessions import shared_store, visitor
 
 log = logging.getLogger("ui")
@@ -39,7 +41,7 @@ def user_message(exc: BaseException) -> str:
     """The message a visitor sees for `exc`: its own text when it is a mistake they can fix,
     a generic one (with the traceback in the server's log) when it is a bug."""
     if isinstance(exc, USER_ERRORS):
-        return str(exc)
+        return page_words(str(exc))  # the page's fields, not the command line's options
     log.error("internal error in a handler", exc_info=exc)
     return INTERNAL_ERROR
 
@@ -55,20 +57,16 @@ def endpoints() -> tuple[registry.Endpoint, ...]:
 
 
 def model_choices() -> list[tuple[str, str]]:
-    """(label, id) for every model a visitor may ask here, unavailable ones with their reason
-    (in public mode, local models only as the operator lists them)."""
+    """(label, id) for every model a visitor may ask here, those that answer here first, then the
+    unavailable ones with their reason in a few words (in public mode, local models only as the operator lists them)."""
     choices = []
     bounds = limits()
     infos = answerers.catalogue(endpoints()) + [answerers.describe(f"hf/{m}") for m in bounds.hf_models]
     for info in infos:
         if bounds.public and info.id.startswith("hf/") and info.id.partition("/")[2] not in bounds.hf_models:
             continue
-        if info.available:
-            label = f"{info.id} ({info.reason})" if info.reason else info.id  # e.g. "downloads 513 MB on first use"
-        else:
-            label = f"{info.id} (unavailable: {info.reason})"
-        choices.append((label, info.id))
-    return list(dict.fromkeys(choices))
+        choices.append((model_label(info.id, info.available, info.reason), info.id, info.available))
+    return working_first(choices)
 
 
 @functools.cache
@@ -194,7 +192,9 @@ def escape(text: str) -> str:
     """Model text for a Markdown component: every character shown as itself, nothing rendered
     (no HTML, no images, no links, no emphasis)."""
     escaped = text or ""
-    for character in "\\`*_{}[]()#+-.!|~":
+    # ":" too: Gradio's Markdown turns "https://..." into a link before it reads backslashes, and
+    # the link then showed them and the entities ("huggingface\.co&#x27;"); "https\://" is no link.
+    for character in "\\`*_{}[]()#+-.!|~:":
         escaped = escaped.replace(character, "\\" + character)
     # Entities last, so their own `&`, `#` and `;` are never backslashed (a quote would show as
     # "&#x27;"); `>` needs no backslash since it becomes `&gt;`, which starts no quote block.

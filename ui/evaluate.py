@@ -66,7 +66,7 @@ def build_evaluate() -> dict[str, Any]:
                 info="custom:PATH runs your own folder",
                 elem_id="eval-benchmarks",
             )
-            data = gr.Textbox(label="Data folder", placeholder="only for benchmarks read from a folder (--data)",
+            data = gr.Textbox(label="Data folder", placeholder="only for benchmarks read from a folder: its path",
                               elem_id="eval-data")  # fmt: skip
             params = gr.Textbox(label="Parameters", placeholder="gap=-0.1,0,0.1 canvas=384",
                                 info="NAME=VALUE, or NAME=V1,V2,... to sweep a generator parameter",

@@ -35,6 +35,7 @@ from ui.choices import Dropdown, Radio
 from ui.common import escape, user_message
 from ui.human_view import Answered
 from ui.judge import build_judge
+from ui.scoreboard_data import open_next
 from ui.sessions import SESSIONS, answered_once, claim, people_quota, session_tag, shared_store, visitor
 
 DEFAULT_BENCHMARK = "blind/touching-circles"
@@ -96,7 +97,7 @@ def _build_take() -> dict[str, Any]:
             benchmark = Dropdown(benchmark_ids(), value=DEFAULT_BENCHMARK, label="Benchmark", elem_id="human-benchmark")
             data = gr.Textbox(
                 label="Data folder",
-                placeholder="only for benchmarks read from a folder (--data)",
+                placeholder="only for benchmarks read from a folder: its path",
                 visible=not limits().public,
                 elem_id="human-data",
             )  # public: no server folders
@@ -141,7 +142,8 @@ def _build_take() -> dict[str, Any]:
     for trigger in (submit.click, answer.submit):
         trigger(submit_answer, [state, choice, answer], outputs, api_visibility="private", concurrency_limit=16)
     finish.click(finish_now, state, outputs, api_visibility="private")
-    to_scoreboard.click(None, js=SCOREBOARD_JS)
+    # The Scoreboard opens on the benchmark just taken (it takes the name as the tab opens).
+    to_scoreboard.click(scoreboard_opens, state, None, api_visibility="private").then(None, js=SCOREBOARD_JS)
     return {"start": start, "to_scoreboard": to_scoreboard}
 
 
@@ -222,6 +224,11 @@ def share_finished_test(request: gr.Request, state: TakeSession) -> str:
         mine = [r for r in lease.store.results(state.benchmark, model) if r.item_id in chosen]
     shared_store().record_many([(result, None, "") for result in mine])
     return f"Test finished: your {len(mine)} answers join the people beside the models."
+
+
+def scoreboard_opens(state: TakeSession | None, request: gr.Request) -> None:
+    if state is not None:
+        open_next(request, state.benchmark)
 
 
 def finish_now(state: TakeSession | None) -> list:

@@ -35,7 +35,7 @@ def build_mining() -> None:
     gr.Markdown(
         "Find **look-alike quadruples** in your own images, as DiscriBench built its options: every pair "
         "alike to CLIP, some pair apart to DINOv2. Each quadruple is a candidate item; write its "
-        "conversation and question, then run it as `discribench --data`."
+        "conversation and question, then evaluate it as *discribench* with its folder as the Data folder."
     )
     with gr.Row():
         with gr.Column(scale=1):

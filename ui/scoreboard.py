@@ -29,6 +29,7 @@ import gradio as gr
 
 from ui.choices import Dropdown, Radio
 from ui.scoreboard_data import ALL, OVERALL
+from ui.scoreboard_delete import build_delete, delete_asked, delete_choices, delete_confirmed
 from ui.scoreboard_handlers import (
     TABLE_COLUMNS,
     agreement_choices,
@@ -67,8 +68,9 @@ def build_scoreboard() -> dict[str, Any]:
     # there. None until the tab is first shown (sync makes it "table"), so a direct `/scoreboard`
     # API call, which never opens a view, gets everything its outputs hold.
     view = gr.State(None)
+    # wrap: a long source ("published (Rahmanzadehgervi et al.) [1]") wraps rather than being cut.
     board = gr.Dataframe(interactive=False, elem_id="score-leaderboard", max_height=420, pinned_columns=1,
-                         show_label=False)  # fmt: skip
+                         show_label=False, wrap=True)  # fmt: skip
     board_note = gr.Markdown(elem_id="score-leaderboard-note")  # a click in a benchmark's column opens it below
 
     gr.Markdown("### One benchmark", elem_id="score-benchmark-heading")
@@ -130,6 +132,8 @@ def build_scoreboard() -> dict[str, Any]:
             gr.Markdown("Mean seconds per reply")
             latency = gr.Dataframe(interactive=False, elem_id="score-latency", show_label=False)
 
+    deleting = build_delete()  # private mode only: built hidden on a public Space
+
     filters = [benchmark, models, mode, perturbation, group, agree_model, agree_modes]
     synced = [include_probes, *filters, param, axis, a, b, view]
     synced_out = [origins, *synced[1:]]
@@ -141,11 +145,13 @@ def build_scoreboard() -> dict[str, Any]:
     compare_inputs = [benchmark, axis, a, b, models, mode, perturbation, include_probes]
     compare_outputs = [compare_note, compare_table, compare_plot, rotation_note, rotation_table, bias_plot]
 
+    delete_fields = [deleting["model"], deleting["benchmark"]]
+
     def chain(event: Any) -> None:
-        """After new choices: everything the open views show."""
+        """After new choices: everything the open views show, and what may be deleted."""
         event.then(psychometric_if_shown, [view, *curve_inputs], curve_outputs, **PRIVATE).then(
             compare_if_shown, [view, *compare_inputs], compare_outputs, **PRIVATE
-        )
+        ).then(delete_choices, delete_fields, delete_fields, **PRIVATE)
 
     chain(
         refresh.click(reload_sync, synced, synced_out, **PRIVATE).then(
@@ -171,6 +177,19 @@ def build_scoreboard() -> dict[str, Any]:
     agree_modes.input(agreement_view, agreement_inputs, [agree_table, agree_plot], trigger_mode="always_last",
                       **PRIVATE)  # fmt: skip
 
+    asked = [deleting["note"], deleting["confirm"]]
+    for field in delete_fields:
+        field.input(delete_choices, delete_fields, delete_fields, **PRIVATE).then(
+            lambda: ["", gr.update(visible=False)], None, asked, **PRIVATE
+        )
+    deleting["ask"].click(delete_asked, delete_fields, asked, **PRIVATE)
+    chain(
+        deleting["confirm"]
+        .click(delete_confirmed, delete_fields, asked, **PRIVATE)
+        .then(reload_sync, synced, synced_out, **PRIVATE)
+        .then(scoreboard, board_inputs, shown, **PRIVATE)
+    )
+
     table_view.select(lambda: "table", None, view, **PRIVATE)
     modes_view.select(lambda: "modes", None, view, **PRIVATE).then(
         modes_opened, [benchmark, models, mode, perturbation, agree_model, agree_modes, origins],
@@ -188,7 +207,7 @@ def build_scoreboard() -> dict[str, Any]:
     a.input(compare_choices, [benchmark, axis, a, b, models, mode, perturbation, include_probes], [a, b],
             **PRIVATE).then(compare, compare_inputs, compare_outputs, api_name="compare")  # fmt: skip
     b.input(compare, compare_inputs, compare_outputs, trigger_mode="always_last", **PRIVATE)
-    return {"refresh": refresh, "table": table, "leaderboard": board}
+    return {"refresh": refresh, "table": table, "leaderboard": board, "delete": deleting["box"]}
 
 
 def _enclosing_tab(block: gr.blocks.Block) -> gr.Tab | None:

@@ -173,6 +173,24 @@ def group_figure(rows: Sequence[Row], group: str, colours: Colours, chosen_mode:
     return figure, note + (f" {said}" if said else "")
 
 
+TICK_SLOTS = 10  # at most this many labels across the axis: a chart is 400-1200 px wide
+
+
+def spaced_ticks(labels: dict[float, str], slots: int = TICK_SLOTS) -> list[float]:
+    """The values to label on a numeric axis, no two closer than 1/`slots` of its span, so that
+    a measured -0.1457 is not printed over -0.15. Where two are close the one written shorter
+    (the rounder number, -0.15) is labelled; the points themselves are all drawn."""
+    values = sorted(labels)
+    if len(values) < 2:
+        return values
+    gap = (values[-1] - values[0]) / slots
+    kept: list[float] = []
+    for value in sorted(values, key=lambda v: (len(labels[v].lstrip("+-")), abs(v), v)):
+        if all(abs(value - other) >= gap * 0.999 for other in kept):
+            kept.append(value)
+    return sorted(kept)
+
+
 def _series_name(key: tuple[str, str, str, str]) -> str:
     model, mode, perturbation, source = key
     condition = mode if perturbation == "none" else f"{mode} · {perturbation}"
@@ -197,8 +215,8 @@ def _curve(series: dict, group: str, colours: Colours) -> go.Figure:
             marker={"color": colour, "size": 7}, error_y=None if published else _whiskers(members),
             hovertext=_hover(members), hoverinfo="text",
         )  # fmt: skip
-    if len(labels) <= 24:  # keep "1/4" and "+0.05" as the benchmark writes them
-        ticks = sorted(labels)
+    if len(labels) <= 24:  # "1/4" and "+0.05" as the benchmark writes them, none over another
+        ticks = spaced_ticks(labels)
         figure.update_xaxes(tickvals=ticks, ticktext=[label(labels[t]) for t in ticks])
     styled(figure, f"Accuracy against {label(group)}")
     figure.update_xaxes(title=label(group))

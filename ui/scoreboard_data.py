@@ -38,7 +38,7 @@ from probes.people.human import is_human
 from probes.running.cells import Key, Where
 from probes.running.store import Store
 from ui.scoreboard_style import PEOPLE
-from ui.sessions import reader_session, reading_session
+from ui.sessions import reader_session, reading_session, visitor
 
 ALL = "all"
 OVERALL = "overall only"
@@ -140,6 +140,30 @@ def stored_tally(reload: bool = False, request: Any = None) -> Tally:
         while len(_tallies) > KEPT_TALLIES:
             _tallies.popitem(last=False)
     return tally
+
+
+# --- the benchmark to open next, per visitor --------------------------------------------------------
+
+# "See everyone on the Scoreboard" after a Human session opens the benchmark the person took: the
+# Human tab leaves its name here for this visitor, and the Scoreboard's next choices take it
+# (once). Bounded: a visitor who never opens the Scoreboard leaves one short name behind.
+_open_next: OrderedDict[str, str] = OrderedDict()
+OPEN_NEXT_BOUND = 10_000
+
+
+def open_next(request: Any, benchmark: str) -> None:
+    """The benchmark this visitor's Scoreboard shows when it is next opened."""
+    with _lock:
+        _open_next[visitor(request).session] = benchmark
+        _open_next.move_to_end(visitor(request).session)
+        while len(_open_next) > OPEN_NEXT_BOUND:
+            _open_next.popitem(last=False)
+
+
+def opened_next(request: Any) -> str | None:
+    """The benchmark left by `open_next` for this visitor, taken (None when there is none)."""
+    with _lock:
+        return _open_next.pop(visitor(request).session, None)
 
 
 _derived: OrderedDict[tuple, tuple[Tally, Any]] = OrderedDict()

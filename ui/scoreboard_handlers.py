@@ -21,7 +21,7 @@ from typing import Any
 import gradio as gr
 
 from ui import scoreboard_charts as charts
-from ui.common import escape, user_message
+from ui.common import escape
 from ui.scoreboard_compare import (
     AXES,
     defaults,
@@ -37,25 +37,26 @@ from ui.scoreboard_data import (
     counted_by,
     exports,
     facets,
+    opened_next,
     origins_for,
     pooled_people,
     scoreboard_rows,
     selected_count,
-    stored_tally,
 )
 from ui.scoreboard_items import agreement_defaults, latencies
 from ui.scoreboard_leaderboard import leaderboard
-from ui.scoreboard_requests import check, chosen_benchmark, colours_of, wanted_origins
-from ui.scoreboard_style import empty
+from ui.scoreboard_requests import check, chosen_benchmark, colours_of, opened, refused_as, wanted_origins, warned
+from ui.scoreboard_style import empty, shown_if
 from ui.scoreboard_tables import agreement_table, benchmark_table, empty_table, latency_table
 from ui.scoreboard_views import agreement, agreement_choices_for
 
 MAX_CHOSEN = 64  # values one multiple choice may hold (models, B's)
 EMPTY_STORE = (
-    "The results store is empty. Run something first (the Evaluate tab, or `python -m probes run "
-    "BENCHMARK --model MODEL`), then press Refresh."
+    "The results store is empty. Run something first (the Evaluate tab, or the command line's "
+    "`python -m probes run`), then press Refresh."
 )
 ONLY_PROBES = "Only single probe clicks so far: tick **include single probes** to see them, or run an evaluation."
+GROUP_HINT = "Choose a group under **Break down by** to see accuracy by its values."
 TABLE_COLUMNS = ["model", "mode", "source", "accuracy", "95% CI", "n", "unparsed", "refused", "ungraded", "errors",
                  "latency (s)"]  # fmt: skip
 # The views of single results computed only while open (`view`; None: an API call, which gets
@@ -70,6 +71,7 @@ def _shown(view: str | None, name: str) -> bool:
 # --- the filters' choices ----------------------------------------------------------------------
 
 
+@refused_as(warned(13))
 def sync(
     include_probes: bool,
     benchmark: str | None,
@@ -91,14 +93,11 @@ def sync(
     Also the origins the views count (the 'include single probes' box), and the view open (the
     Table until another is chosen). The choices of the Modes and Compare views need single
     results: made here only while that view is open, else when it opens."""
-    try:
-        check([benchmark, mode, perturbation, group, agree_model, param, axis, a, view], [models, agree_modes, b])
-        origins = origins_for(include_probes)
-        tally = stored_tally(reload, request)
-    except Exception as exc:  # noqa: BLE001 - user_message logs what is not the visitor's mistake
-        gr.Warning(user_message(exc))
-        return [gr.skip()] * 13
+    texts = [benchmark, mode, perturbation, group, agree_model, param, axis, a, view]
+    tally = opened(request, texts, [models, agree_modes, b], reload)
+    origins = origins_for(include_probes)
     view = view or "table"
+    benchmark = opened_next(request) or benchmark  # the Human tab's "See everyone on the Scoreboard"
     names, _ = benchmarks(tally, origins)
     chosen = chosen_benchmark(tally, origins, benchmark)
     found = facets(tally, chosen, origins)
@@ -156,32 +155,24 @@ def _compare_choices(tally: Tally, origins: Iterable[str], benchmark: str | None
     return gr.update(choices=choices, value=kept_a), gr.update(choices=choices, value=kept_b or default_b)
 
 
+@refused_as(warned(2))
 def compare_choices(benchmark: str | None, axis: str | None, a: str | None, b: Sequence[str] | None,
                     models: Sequence[str] | None, mode: str | None, perturbation: str | None,
                     include_probes: bool, request: gr.Request | None = None) -> tuple[dict, dict]:  # fmt: skip
     """A's and B's choices for the axis picked (models, modes or perturbations)."""
-    try:
-        check([benchmark, axis, a, mode, perturbation], [b, models])
-        origins = origins_for(include_probes)
-        tally = stored_tally(request=request)
-    except Exception as exc:  # noqa: BLE001 - user_message logs what is not the visitor's mistake
-        gr.Warning(user_message(exc))
-        return gr.skip(), gr.skip()
+    tally = opened(request, [benchmark, axis, a, mode, perturbation], [b, models])
+    origins = origins_for(include_probes)
     axis = axis if axis in AXES else "models"
     chosen = chosen_benchmark(tally, origins, benchmark)
     return _compare_choices(tally, origins, chosen, axis, a, b, models, mode, perturbation)
 
 
+@refused_as(warned(1))
 def agreement_choices(benchmark: str | None, perturbation: str | None, agree_model: str | None,
                       origins: Sequence[str] | None = None, request: gr.Request | None = None) -> dict:  # fmt: skip
     """The modes a newly chosen model was asked in, those sharing the most items chosen."""
-    try:
-        check([benchmark, perturbation, agree_model])
-        wanted = wanted_origins(origins)
-        tally = stored_tally(request=request)
-    except Exception as exc:  # noqa: BLE001 - user_message logs what is not the visitor's mistake
-        gr.Warning(user_message(exc))
-        return gr.skip()
+    tally = opened(request, [benchmark, perturbation, agree_model])
+    wanted = wanted_origins(origins)
     chosen = chosen_benchmark(tally, wanted, benchmark)
     _, model_modes, modes = agreement_defaults(tally, chosen, agree_model, wanted, perturbation or ALL)
     return gr.update(choices=model_modes, value=modes)
@@ -201,6 +192,7 @@ def benchmark_clicked(table: Any, event: gr.SelectData) -> Any:
     return gr.update(value=name)
 
 
+@refused_as(lambda message: _nothing(f"⚠ {escape(message)}"))
 def scoreboard(
     benchmark: str | None,
     models: Sequence[str] | None,
@@ -216,12 +208,8 @@ def scoreboard(
     """The leaderboard, and for the chosen benchmark: its table, downloads, charts, mode
     agreement and latency. `origins` None (an API call): every origin counts. Mode agreement and
     latency read single results: only while their view is open (`view`; None, an API call: always)."""
-    try:
-        check([benchmark, mode, perturbation, group, agree_model, view], [models, agree_modes, origins])
-        wanted = wanted_origins(origins)
-        tally = stored_tally(request=request)
-    except Exception as exc:  # noqa: BLE001 - user_message logs what is not the visitor's mistake
-        return _nothing(f"⚠ {escape(user_message(exc))}")
+    tally = opened(request, [benchmark, mode, perturbation, group, agree_model, view], [models, agree_modes, origins])
+    wanted = wanted_origins(origins)
     shown = tally.count(wanted)
     origins_note = _origins_note(tally, wanted)
     if not shown:
@@ -234,9 +222,10 @@ def scoreboard(
     colours = colours_of(tally, wanted)
     table = benchmark_table(shown_rows, filters.group if filters.by else None)
     if filters.by:
-        group_plot, group_note = charts.group_figure(shown_rows, filters.group, colours, filters.mode != ALL)
-    else:
-        group_plot, group_note = empty("Choose a group under 'Break down by' for accuracy by its values.", 120), ""
+        figure, group_note = charts.group_figure(shown_rows, filters.group, colours, filters.mode != ALL)
+        group_plot = shown_if(figure)
+    else:  # a hint, not an empty chart
+        group_plot, group_note = shown_if(None, False), GROUP_HINT
     if _shown(view, MODES_VIEW):
         agree_rows, agree_plot = agreement(tally, wanted, filters, agree_model, agree_modes or [])
         latency = latency_table(latencies(tally, filters, wanted))
@@ -256,7 +245,7 @@ def scoreboard(
 
 def _nothing(message: str, origins_note: str = "") -> list[Any]:
     nothing = empty("No results yet.")
-    return [message, empty_table(TABLE_COLUMNS), None, None, nothing, nothing, "", agreement_table(None), nothing,
+    return [message, empty_table(TABLE_COLUMNS), None, None, nothing, shown_if(None, False), "", agreement_table(None), nothing,
             latency_table({}), "", "", empty_table(["model", "mode", "source"]), "", origins_note]  # fmt: skip
 
 

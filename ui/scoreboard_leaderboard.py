@@ -24,7 +24,8 @@ from ui.scoreboard_data import Head, Tally, derived, mode_order, shown
 from ui.scoreboard_style import PEOPLE
 from ui.scoreboard_tables import DASH, notes, tint
 
-FIXED = ["model", "mode", "mean", "of"]
+# The source beside the model it qualifies (last, it was cut off past a dozen benchmarks).
+FIXED = ["model", "mode", "source", "mean", "of"]
 
 
 @dataclass(frozen=True)
@@ -42,9 +43,12 @@ def leaderboard(tally: Tally, origins: Iterable[str]) -> Board:
     return derived(tally, f"leaderboard\x1f{sorted(wanted)}", lambda t: build(shown(t, wanted)))
 
 
-def accuracies(cells: Mapping[Head, Counts]) -> tuple[dict[tuple[str, str, str], tuple[int, float]], int]:
-    """(benchmark, model, mode) -> (n, accuracy %) over unperturbed results, people pooled; and
-    how many people. Read off the overall counts of the origins shown."""
+Measured = tuple[int, float, float | None, float | None]  # n, accuracy %, Wilson 95% low and high
+
+
+def accuracies(cells: Mapping[Head, Counts]) -> tuple[dict[tuple[str, str, str], Measured], int]:
+    """(benchmark, model, mode) -> (n, accuracy %, interval) over unperturbed results, people
+    pooled; and how many people. Read off the overall counts of the origins shown."""
     sums: dict[tuple[str, str, str], Counts] = defaultdict(Counts)
     persons: set[str] = set()
     for (benchmark, model, mode, perturbation, _), cell in cells.items():
@@ -56,8 +60,9 @@ def accuracies(cells: Mapping[Head, Counts]) -> tuple[dict[tuple[str, str, str],
         sums[(benchmark, model, mode)].add(cell)
     found = {}
     for key, cell in sums.items():
-        if cell.scored:  # the row's own accuracy, as `report` computes it
-            found[key] = (cell.scored, cell.row(key[0], key[1], key[2], "none", "overall").accuracy)
+        if cell.scored:  # the row's own accuracy and interval, as `report` computes them
+            row = cell.row(key[0], key[1], key[2], "none", "overall")
+            found[key] = (cell.scored, row.accuracy, row.ci_low, row.ci_high)
     return found, len(persons)
 
 
@@ -65,10 +70,12 @@ def build(counts: Mapping[Head, Counts]) -> Board:
     measured, persons = accuracies(counts)
     benchmarks = tuple(sorted({b for b, _, _ in measured}))
     cells: dict[tuple[str, str, str], dict[str, float]] = defaultdict(dict)
-    for (benchmark, model, mode), (_, accuracy) in measured.items():
+    texts: dict[tuple[str, str, str], dict[str, str]] = defaultdict(dict)  # measured: with n and interval
+    for (benchmark, model, mode), (n, accuracy, low, high) in measured.items():
         source = "people, pooled" if model == PEOPLE else "measured"
         name = f"{PEOPLE} ({persons} {'person' if persons == 1 else 'persons'})" if model == PEOPLE else model
         cells[(name, mode, source)][benchmark] = accuracy
+        texts[(name, mode, source)][benchmark] = _with_interval(accuracy, low, high, n)
     marks: dict[str, int] = {}
     for row in reference_rows(benchmarks):
         if row.group != "overall" or row.accuracy is None:
@@ -87,12 +94,14 @@ def build(counts: Mapping[Head, Counts]) -> Board:
     for key in ordered:
         values = cells[key]
         mean = sum(values.values()) / len(values)
-        records.append([key[0], key[1], f"{mean:.1f}", str(len(values)),
-                        *(f"{values[b]:.1f}" if b in values else DASH for b in benchmarks), key[2]])  # fmt: skip
-    frame = pd.DataFrame(records, columns=[*FIXED, *benchmarks, "source"]).astype(str)
+        shown = texts.get(key, {})
+        records.append([key[0], key[1], key[2], f"{mean:.1f}", str(len(values)),
+                        *(shown.get(b, f"{values[b]:.1f}") if b in values else DASH for b in benchmarks)])  # fmt: skip
+    frame = pd.DataFrame(records, columns=[*FIXED, *benchmarks]).astype(str)
     kinds = [_kind(source) for _, _, source in ordered]
     note = (
-        "A row per model and mode, a column per benchmark (accuracy %, unperturbed results). *Chance* and "
+        "A row per model and mode, a column per benchmark (accuracy %, unperturbed results; measured ones with "
+        "their Wilson 95% interval and n, the replies scored). *Chance* and "
         "*people* (everyone who took items, pooled) first; then the models and the papers' *published* numbers "
         "(tinted) by their **mean** over the benchmarks they have (**of** them). Click a benchmark's column to "
         "open it below."
@@ -100,6 +109,13 @@ def build(counts: Mapping[Head, Counts]) -> Board:
     if marks:
         note += "\n\n" + notes(marks)
     return Board(tint(frame, kinds) if records else frame, note, benchmarks, dict(cells))
+
+
+def _with_interval(accuracy: float, low: float | None, high: float | None, n: int) -> str:
+    """Reads "72.3 [61.2–81.5] n=64": the number first, as it sorts and as `report` prints it."""
+    if low is None or high is None:
+        return f"{accuracy:.1f} n={n}"
+    return f"{accuracy:.1f} [{low:.1f}–{high:.1f}] n={n}"
 
 
 def _kind(source: str) -> str:

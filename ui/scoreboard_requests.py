@@ -1,14 +1,20 @@
 """What every Scoreboard handler does first: check the request's fields against the bounds
-(public mode: tighter), read which origins it counts and which benchmark it shows, and give each
-model its colour."""
+(public mode: tighter) and read the stores' counts (`opened`, refusing with the reason, which
+`refused_as` turns into the handler's answer), read which origins it counts and which benchmark
+it shows, and give each model its colour."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import functools
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import gradio as gr
 
 from probes.core.errors import LimitExceeded
 from probes.running.limits import current as limits
-from ui.scoreboard_data import EVERY_ORIGIN, Tally, benchmarks, counted_by, derived
+from ui.common import user_message
+from ui.scoreboard_data import EVERY_ORIGIN, Tally, benchmarks, counted_by, derived, stored_tally
 from ui.scoreboard_style import Colours
 
 MAX_CHOSEN = 64  # values one multiple choice may hold (models, B's)
@@ -40,3 +46,53 @@ def colours_of(tally: Tally, origins: Iterable[str]) -> Colours:
 def chosen_benchmark(tally: Tally, origins: Iterable[str], benchmark: str | None) -> str | None:
     names, default = benchmarks(tally, origins)
     return benchmark if benchmark in names else default
+
+
+# --- what every handler starts with -----------------------------------------------------------
+
+
+class Refused(Exception):
+    """A request refused before any work (a field past its bound, a store that cannot be read):
+    the message a visitor sees, already logged where it is a bug."""
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+
+def opened(request: Any, texts: Sequence[str | None] = (), lists: Sequence[Sequence[str] | None] = (),
+           reload: bool = False) -> Tally:  # fmt: skip
+    """Every field checked, then the counts this visitor's scoreboard reads; Refused otherwise."""
+    try:
+        check(texts, lists)
+        return stored_tally(reload, request)
+    except Exception as exc:  # noqa: BLE001 - user_message logs what is not the visitor's mistake
+        raise Refused(user_message(exc)) from None
+
+
+def refused_as(answer: Callable[[str], Any]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """The handler's answer to a request `opened` refused: `answer(message)` (a warning and no
+    change, or the message where the view shows it). Anything else the handler meets goes on as
+    before. The handler's signature is kept (Gradio reads it: the request parameter)."""
+
+    def decorate(handler: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(handler)
+        def wrapped(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return handler(*args, **kwargs)
+            except Refused as refusal:
+                return answer(refusal.message)
+
+        return wrapped
+
+    return decorate
+
+
+def warned(skips: int) -> Callable[[str], Any]:
+    """A warning toast, and every output left as it was."""
+
+    def answer(message: str) -> Any:
+        gr.Warning(message)
+        return gr.skip() if skips == 1 else [gr.skip()] * skips
+
+    return answer

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import html
 from collections.abc import Iterable
+from typing import Any
 
+import gradio as gr
 import plotly.graph_objects as go
 
 from probes.core.errors import ProbeError
@@ -115,3 +117,15 @@ def empty(message: str, height: int = 200) -> go.Figure:
     figure.update_xaxes(visible=False)
     figure.update_yaxes(visible=False)
     return figure
+
+
+def shown_if(value: Any, present: bool | None = None) -> dict:
+    """A table or chart with something in it, else hidden (the note above it says why): never a
+    table headed "1 2 3" nor a blank plot. `present` None: read off the value (rows, traces)."""
+    if present is None:
+        present = (
+            bool(len(value.data))
+            if isinstance(value, go.Figure)
+            else bool(len(getattr(value, "columns", ())) and len(value))
+        )
+    return gr.update(value=value, visible=True) if present else gr.update(visible=False)

@@ -20,8 +20,8 @@ from ui.scoreboard_items import agreement as agreement_counts
 from ui.scoreboard_items import agreement_defaults, latencies
 from ui.scoreboard_polarity import COLUMNS as POLARITY_COLUMNS
 from ui.scoreboard_polarity import polarity_view
-from ui.scoreboard_requests import check, chosen_benchmark, colours_of, wanted_origins
-from ui.scoreboard_style import empty
+from ui.scoreboard_requests import check, chosen_benchmark, colours_of, opened, refused_as, wanted_origins, warned
+from ui.scoreboard_style import empty, shown_if
 from ui.scoreboard_tables import agreement_table, empty_table, latency_table
 from ui.sessions import reading
 
@@ -46,31 +46,24 @@ def agreement(tally: Tally, origins: Iterable[str], filters: Filters, model: str
     return agreement_table(counted), charts.agreement_figure(counted, f"{model}: items right per mode")
 
 
+@refused_as(lambda message: (agreement_table(None), empty(message)))
 def agreement_view(benchmark: str | None, perturbation: str | None, agree_model: str | None,
                    agree_modes: Sequence[str] | None, origins: Sequence[str] | None = None,
                    request: gr.Request | None = None) -> tuple[Any, Any]:  # fmt: skip
-    try:
-        check([benchmark, perturbation, agree_model], [agree_modes])
-        wanted = wanted_origins(origins)
-        tally = stored_tally(request=request)
-    except Exception as exc:  # noqa: BLE001 - user_message logs what is not the visitor's mistake
-        return agreement_table(None), empty(user_message(exc))
+    tally = opened(request, [benchmark, perturbation, agree_model], [agree_modes])
+    wanted = wanted_origins(origins)
     filters = Filters(chosen_benchmark(tally, wanted, benchmark), perturbation=perturbation or ALL)
     return agreement(tally, wanted, filters, agree_model, agree_modes or [])
 
 
+@refused_as(warned(5))
 def modes_opened(benchmark: str | None, models: Sequence[str] | None, mode: str | None, perturbation: str | None,
                  agree_model: str | None, agree_modes: Sequence[str] | None, origins: Sequence[str] | None = None,
                  request: gr.Request | None = None) -> list[Any]:  # fmt: skip
     """The Modes & latency view, when it opens: the agreement's model and modes (kept while still
     offered), its diagram, and the latencies under the filters."""
-    try:
-        check([benchmark, mode, perturbation, agree_model], [models, agree_modes])
-        wanted = wanted_origins(origins)
-        tally = stored_tally(request=request)
-    except Exception as exc:  # noqa: BLE001 - user_message logs what is not the visitor's mistake
-        gr.Warning(user_message(exc))
-        return [gr.skip()] * 5
+    tally = opened(request, [benchmark, mode, perturbation, agree_model], [models, agree_modes])
+    wanted = wanted_origins(origins)
     chosen = chosen_benchmark(tally, wanted, benchmark)
     model_update, modes_update = agreement_choices_for(tally, wanted, chosen, agree_model, agree_modes)
     filters = Filters(chosen, tuple(models or ()), mode or ALL, perturbation or ALL)
@@ -144,8 +137,9 @@ def compare(
     include_probes: bool = False,
     request: gr.Request | None = None,
 ) -> list[Any]:
-    """The paired table and chart of A against each B; consistency and position bias beside."""
-    nothing = [empty_table([]), empty("Nothing to compare.")]
+    """The paired table and chart of A against each B; consistency and position bias beside.
+    A table or chart with nothing in it is hidden, its note saying what to choose or run."""
+    nothing = [shown_if(None, False), shown_if(None, False)]
     try:
         check([benchmark, axis, a, mode, perturbation], [b, models])
         origins = frozenset(origins_for(include_probes))
@@ -161,14 +155,14 @@ def compare(
             heads = rotation_heads(tally, filters, origins)
             with reading(request) as stores:
                 both = consistent(stores, heads, filters.benchmark or "", origins, colours)
-            rotation = [both.note, both.table, both.figure]
+            rotation = [both.note, shown_if(both.table), shown_if(both.figure)]
         else:
-            rotation = ["No results under option rotations for this benchmark: run it with `--perturb "
-                        "rotate-options-all` (or the Evaluate tab's rotations) to see consistency and position bias.",
+            rotation = ["No results under option rotations for this benchmark: evaluate it with the "
+                        "*rotate-options-all* perturbation (Evaluate tab) to see consistency and position bias.",
                         *nothing]  # fmt: skip
     except Exception as exc:  # noqa: BLE001 - user_message logs what is not the visitor's mistake
         return [f"⚠ {escape(user_message(exc))}", *nothing, "", *nothing]
-    return [result.note, result.table, result.figure, *rotation]
+    return [result.note, shown_if(result.table), shown_if(result.figure), *rotation]
 
 
 def compare_if_shown(

@@ -75,11 +75,25 @@ def _checked_spec(spec: Any) -> tuple[str, dict[str, str]]:
     return task, params
 
 
+MAX_NAME = 60  # a downloaded file's name, ".png" included: whole in a file manager's column
+
+
 def file_name(task: str, item: Item) -> str:
-    """`touching-circles_canvas=384_..._prompt=touching.png`: the parameters that drew it."""
-    values = [f"{name}={value}" for name, value in item.params.items()]
-    text = "_".join([task.rpartition("/")[2], *values])
-    return re.sub(r"[^A-Za-z0-9=.+_-]", "", text)[:180] + ".png"
+    """`touching-circles_canvas=384_diameter=0.25_gap=-0.15_5335.png`: the parameters that drew it, as
+    many whole ones as fit in MAX_NAME characters, those the design sweeps first (the values that
+    tell its pictures apart), then a short hash of the item, which keeps two pictures' names apart
+    where what tells them apart is left out or is no parameter (a random draw of its seed)."""
+    declared = list(getattr(generator(task), "params", {}).items())
+    order = {name: (0 if len(spec.default) > 1 else 1, i) for i, (name, spec) in enumerate(declared)}
+    names = sorted(item.params, key=lambda name: order.get(name, (2, 0)))
+    head = re.sub(r"[^A-Za-z0-9=.+-]", "", task.rpartition("/")[2])
+    parts = [part for part in (re.sub(r"[^A-Za-z0-9=.+-]", "", f"{n}={item.params[n]}") for n in names) if part]
+    mark = "_" + hashlib.sha1(f"{task}|{item.id}".encode()).hexdigest()[:4] + ".png"
+    kept = head[: MAX_NAME - len(mark)]
+    for part in parts:  # whole parameters only, never one cut mid-word; a shorter later one may fit
+        if len(kept) + 1 + len(part) + len(mark) <= MAX_NAME:
+            kept += "_" + part
+    return kept + mark
 
 
 def write_png(task: str, item: Item) -> Path:
@@ -261,7 +275,7 @@ def build_stimuli() -> dict[str, Any]:
     with gr.Accordion("Export a set", open=True):
         with gr.Row():
             count = gr.Number(20, precision=0, minimum=1, maximum=MAX_EXPORT, label="Items", elem_id="stim-n")
-            seed = gr.Number(0, precision=0, label="Seed", info="which items are drawn, as generate --seed",
+            seed = gr.Number(0, precision=0, label="Seed", info="which items are drawn: the same seed, the same items",
                              elem_id="stim-seed")  # fmt: skip
             fixed = CheckboxGroup(list(first["params"]), value=[], label="Keep fixed at the values above",
                                      info="ticked when you change a control; the rest follow the paper's design",

@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import errno
 import math
+import re
 import sqlite3
 import sys
 import tempfile
@@ -137,3 +138,14 @@ def system_problem(exc: OSError) -> str | None:
 def _reason(exc: OSError) -> str:
     """The reason without the OSError's own copy of the path."""
     return exc.strerror or type(exc).__name__
+
+
+# A provider's "set OPENAI_API_KEY (or paste a key for this session)" speaks to the playground,
+# whose key boxes a shell does not have: here a key is an environment variable.
+_PASTE = re.compile(r"\s*\(or paste a key[^)]*\)")
+
+
+def shell_words(message: str) -> str:
+    """A provider's message as the command line says it: the environment variable to set, no
+    key box to paste into."""
+    return _PASTE.sub(" in the environment", message) if _PASTE.search(message) else message

@@ -1,4 +1,4 @@
-"""`python -m probes ...`: list, models, generate, run, import, report, mine, ease.
+"""`python -m probes ...`: list, models, generate, run, import, report, delete, mine, ease.
 
 User mistakes (unknown ids, missing keys, malformed folders) print one clear message and exit
 with status 2, never a traceback. Anything else is a bug: one line saying so and where its
@@ -16,7 +16,15 @@ from pathlib import Path
 from models import registry as model_registry
 from models.types import BackendError
 from probes.asking import perturb
-from probes.cli.checks import OneLineParser, load_endpoints, store_problem, system_problem, writable_folder
+from probes.cli.checks import (
+    OneLineParser,
+    load_endpoints,
+    shell_words,
+    store_problem,
+    system_problem,
+    writable_folder,
+)
+from probes.cli.delete_command import add_delete_arguments
 from probes.cli.demo_command import add_demo_arguments
 from probes.cli.internal_errors import log_internal_error
 from probes.cli.progress import ProgressBar
@@ -60,7 +68,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 raise
             raise InputRejected(problem) from None
     except (ProbeError, BackendError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {shell_words(str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:  # before a run's own handler is in place (while building items)
         print("interrupted: nothing was sent", file=sys.stderr)
@@ -185,6 +193,7 @@ def _parser() -> argparse.ArgumentParser:
 
     report = commands.add_parser("report", help="accuracy tables, paired comparisons, fits from the results store")
     add_report_arguments(report)
+    add_delete_arguments(commands.add_parser("delete", help="take a model's results out of the store (--yes to do it)"))
     add_tool_commands(commands)
     return parser
 
@@ -211,7 +220,7 @@ def cmd_models(args: argparse.Namespace) -> int:
     width = max(len(i.id) for i in infos)
     for info in infos:
         state = "available" if info.available else "unavailable"
-        print(f"{info.id:<{width}}  {state:<11}  {info.reason}".rstrip())
+        print(f"{info.id:<{width}}  {state:<11}  {shell_words(info.reason)}".rstrip())
     forms = ", ".join(f"{name}/NAME" for name in model_registry.PROVIDERS)
     print(f"Any provider/model id works with run: {forms} (hf/ also takes a FOLDER), ENDPOINT/NAME.")
     return 0

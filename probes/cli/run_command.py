@@ -13,7 +13,7 @@ import sys
 from models.types import GenerateConfig
 from probes.analysis.scoring import aggregate
 from probes.asking import perturb
-from probes.cli.checks import check_run_options, load_endpoints
+from probes.cli.checks import check_run_options, load_endpoints, shell_words
 from probes.cli.progress import ProgressBar
 from probes.cli.table import table
 from probes.core.errors import UsageError
@@ -165,7 +165,7 @@ def report_errors(results: list[Result]) -> int:
     errors = [r for r in results if r.status is Status.ERROR]
     if not errors:
         return 0
-    print(f"{len(errors)} request(s) failed; first: {errors[0].error}", file=sys.stderr)
+    print(f"{len(errors)} request(s) failed; first: {shell_words(errors[0].error or '')}", file=sys.stderr)
     # Baselines are offline and deterministic: what failed once fails again.
     if all(answerers.is_deterministic(r.model) for r in errors):
         print("running again will not help: these answerers fail the same way every time", file=sys.stderr)

@@ -448,6 +448,20 @@ class Store(StoreReads):
             if image_hashes:
                 self._db.executemany("INSERT OR REPLACE INTO image_hashes VALUES (?, ?)", image_hashes.items())
 
+    def delete(self, where: cells.Where, *, dry_run: bool = False) -> int:
+        """Take away the results that pass `where`, which must name at least a model (a slip never
+        empties the store); how many there were. The cells follow by their delete trigger, in the
+        same transaction. Cached replies stay: they are answers already paid for, and a re-run
+        that wants them back costs nothing. `dry_run`: only count them."""
+        if not where.models:
+            raise InputRejected("say which model's results to delete")
+        clause, values = where.sql()
+        if dry_run:
+            with self._lock:
+                return self._db.execute(f"SELECT COUNT(*) FROM results WHERE {clause}", values).fetchone()[0]
+        with self._transaction():
+            return self._db.execute(f"DELETE FROM results WHERE {clause}", values).rowcount
+
     def record_responses(self, entries: Sequence[tuple[str, str, str, Output]]) -> None:
         """Keep replies as a cache only, with no result rows: (cache key, model, endpoint, output)
         each (the shared cache of a public Space: answers bought with its keys, for any visitor)."""

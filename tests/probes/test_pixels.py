@@ -117,8 +117,13 @@ def test_chain_of_thought_and_few_shot_prompts_answer_the_last_question(pixels):
 
 def test_an_unknown_question_or_a_missing_image_raises_instead_of_guessing(pixels):
     image = _nested_squares_image(2)
-    with pytest.raises(ProviderError, match="does not know this question"):
+    with pytest.raises(ProviderError, match="does not know this question") as raised:
         _reply(pixels, image, "What colour is the sky in this picture?")
+    # Every family it answers is named: BlindTest's questions and each illusion it measures.
+    from probes.stimuli.illusions import FAMILIES
+
+    assert "subway paths" in str(raised.value) and "nested squares" in str(raised.value)
+    assert all(f"illusion/{family}" in str(raised.value) for family in FAMILIES) and len(FAMILIES) == 7
     with pytest.raises(ProviderError, match="no image"):
         asyncio.run(
             pixels.answer(

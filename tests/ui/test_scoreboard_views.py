@@ -99,7 +99,8 @@ def test_the_leaderboard_comes_first_and_probe_clicks_wait_behind_a_filter(page,
     results = shown_results(demo_store)
     for row in aggregate([r for r in results if r.perturbation == "none" and not r.model.startswith("human/")]):
         cell = next(r for r in rows if (r["model"], r["mode"]) == (row.model, row.mode))
-        assert cell[row.benchmark] == f"{row.accuracy:.1f}"  # the report's own numbers, one rounding
+        # The report's own numbers, one rounding, with the Wilson interval and n.
+        assert cell[row.benchmark] == f"{row.accuracy:.1f} [{row.ci_low:.1f}–{row.ci_high:.1f}] n={row.n}"
     assert any(r["source"].startswith("published") for r in rows)
     expect(page.locator("#score-origins")).to_contain_text("2 single probe clicks are left out")
     expect(board).not_to_contain_text(PROBED)

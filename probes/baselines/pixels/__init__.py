@@ -1,5 +1,6 @@
-"""baseline/pixels: BlindTest answered by classical image analysis, as a reference for what plain
-"seeing" achieves, and an independent check of the generators' ground truth.
+"""baseline/pixels: BlindTest and the parametric illusions answered by classical image analysis,
+as a reference for what plain "seeing" achieves, and an independent check of the generators'
+ground truth.
 
 It reads only what a model is given, the last user turn's image and question text, never an
 item's metadata or answer. The question's wording picks the task and the answer's format;
@@ -31,6 +32,12 @@ from probes.benchmarks.generated import format_answer
 from probes.core.types import AnswerKind, Item
 
 __all__ = ["PixelsBaseline", "answer"]
+
+# Every family it answers, from what it reads: BlindTest's questions and each illusion it can measure.
+ANSWERED = (
+    f"BlindTest's questions ({questions.KNOWN}) and the illusions "
+    f"({', '.join(illusions.PREFIX + family for family in illusions.FAMILIES)})"
+)
 
 # A solver reads one task's picture: the reply in the question's format, and what it measured.
 Solver = Callable[[Question, Image.Image], tuple[str, dict[str, Any]]]
@@ -78,7 +85,7 @@ def answer(text: str, image: Image.Image) -> tuple[str, dict[str, Any]]:
     """The reply to `text` about `image`, and what was measured to give it."""
     question = questions.recognise(text)
     if question is None:
-        raise ProviderError(f"baseline/pixels does not know this question; it answers {questions.KNOWN}")
+        raise ProviderError(f"baseline/pixels does not know this question; it answers {ANSWERED}")
     try:
         reply, measured = SOLVERS[question.task](question, to_rgb(image))
     except AnalysisError as exc:

@@ -4,7 +4,8 @@ Seven figures drawn from pyllusion 1.4's geometry (Makowski et al., 2021): Muell
 Ebbinghaus, Delboeuf, vertical-horizontal, Zoellner, Poggendorff. Each item shows red targets
 (and black inducers) and asks a two-alternative question about the targets, so a psychometric
 curve can be fitted: P(choosing the target that `difference > 0` favours) against `difference`.
-One module per figure; `common` holds what they share, `designs` the named designs.
+One module per figure; `common` holds what they share, `lines` what the two figures of lines
+(Mueller-Lyer, Ponzo) share, `designs` the named designs.
 
 Conventions (what `python -m probes report --fit` and the Scoreboard read):
 

@@ -10,41 +10,16 @@ Source: Makowski et al. (2021; 2023); Ponzo (1911).
 
 from __future__ import annotations
 
-from probes.benchmarks.generated import Param
-from probes.benchmarks.illusion import SOURCE
-from probes.benchmarks.illusion.common import IllusionBenchmark, illusion_params
-from probes.core.errors import BenchmarkError
+from probes.benchmarks.illusion.lines import TwoLines, generated_only, line_params
 from probes.core.registry import register
-from probes.stimuli.illusions.measure import Measured
 from probes.stimuli.illusions.ponzo import Ponzo
 
 
-class PonzoLines(IllusionBenchmark):
+class PonzoLines(TwoLines):
     id = "illusion/ponzo"
     title = "Ponzo: which red line is longer?"
-    source = SOURCE
     stimulus = Ponzo
-    options = ("Top", "Bottom")
-    extras = ("size_min", "distance")
-    prompts = {
-        "which-longer": "Which red line is longer: the top one or the bottom one? Answer with the letter of your choice.",
-        "longer-line": "Compare the two horizontal red lines. Which of them is longer? Answer with the letter of your choice.",
-    }
-    params = illusion_params(
-        "ponzo",
-        {
-            "size_min": Param((0.5,), float, minimum=0.01, maximum=2),
-            "distance": Param((1.0,), float, minimum=0.01, maximum=3),
-        },
-    )
-
-    def describe(self, measured: Measured) -> str:
-        v = measured.values
-        return f"The top red line is {v['top_px']:.0f} pixels long and the bottom one {v['bottom_px']:.0f} pixels."
+    params = line_params("ponzo")
 
 
-@register("illusion/ponzo", generated=PonzoLines)
-def ponzo(data: str | None = None, params=None):
-    if data is not None:
-        raise BenchmarkError("illusion/ponzo is generated: it reads no --data")
-    return PonzoLines(params)
+ponzo = register("illusion/ponzo", generated=PonzoLines)(generated_only(PonzoLines))
