@@ -30,6 +30,8 @@ from probes.running.link_store import KEEP_DAYS, expired, new_link_id, today
 from probes.running.runner import Progress, RunPlan, preflight
 from ui import items as item_choice
 from ui import probe_examples as examples
+from ui import probe_export as export
+from ui import probe_stage as stage_js
 from ui.choices import CheckboxGroup, Dropdown, Radio
 from ui.common import (
     backend_for,
@@ -42,6 +44,7 @@ from ui.common import (
     user_message,
     with_key_parameters,
 )
+from ui.probe_export import Probed
 from ui.probe_grid import DEFAULT_CONDITIONS, Cell, Sent, grid_html, prompts_html, sent_as
 from ui.probe_share import decode, encode, replay
 from ui.sessions import Lease, cache_reading, lease_off_loop, link_store, release_after, room_for, run_store
@@ -57,17 +60,17 @@ STAGE_HEIGHT = 440
 STAGE_MAX_SIDE = 2048
 CONDITION_PIXELS = 16_000_000  # conditions asked at once: as many as fit these pixels (at least one)
 GENERATED_PIXELS = 1152 * 1152  # a generated picture, counted as the papers' largest canvas
-SCROLL_TO_GRID = (
-    "() => { document.getElementById('probe-grid')?.scrollIntoView({behavior: 'smooth', block: 'start'}); }"
-)
-SET_ADDRESS = "(query) => { if (query) { history.replaceState(null, '', query); } return query ? location.href : ''; }"
 
 
 def build_probe() -> dict[str, Any]:
     first = examples.spec_of(examples.FIRST)
     first_view = _view(first)
     spec = gr.State(first)
-    with gr.Row(equal_height=False):
+    probed = gr.State(None)  # the last Ask's grid as data, for the downloads
+    # The stage column holds the picture, the question and, right under them, the answers: a
+    # presenter sees all three at once (ui/probe_stage.py sizes the picture to the window). The
+    # controls and the Examples stand beside it (under it on a phone, after the answers).
+    with gr.Row(equal_height=False, elem_id="probe-row"):
         with gr.Column(scale=3, min_width=320, elem_id="probe-stage"):
             with gr.Row(elem_id="probe-stage-images"):
                 slots = [
@@ -77,26 +80,37 @@ def build_probe() -> dict[str, Any]:
                     for i in range(MAX_IMAGES)
                 ]  # fmt: skip
             item_text = gr.Markdown(first_view[MAX_IMAGES], elem_id="probe-item-text")
-            with gr.Accordion("Right answer", open=False):
+            with gr.Accordion("Right answer", open=False, elem_id="probe-answer-box"):
                 item_answer = gr.Markdown(first_view[MAX_IMAGES + 1], elem_id="probe-item-answer")
-        with gr.Column(scale=2, min_width=300):
+            status = gr.HTML(elem_id="probe-status", js_on_load=stage_js.SCRIPT)
+            grid = gr.HTML(elem_id="probe-grid")
+            with gr.Row(elem_id="probe-downloads"):
+                png = gr.DownloadButton("Grid as PNG (for slides)", visible=False, size="sm", elem_id="probe-png")
+                csv = gr.DownloadButton("Grid as CSV", visible=False, size="sm", elem_id="probe-csv")
+            link = gr.Textbox(label="Share this probe (the link replays it from the cache)", interactive=False,
+                              buttons=["copy"], visible=False, elem_id="probe-link")  # fmt: skip
+            prompts = gr.HTML(elem_id="probe-prompts")
+            query = gr.Textbox(visible=False, elem_id="probe-query")
+        with gr.Column(scale=2, min_width=300, elem_id="probe-controls"):
             choices = model_choices()
-            models = [
-                Dropdown(
-                    choices,
-                    value=DEFAULT_MODELS[i],
-                    label=f"Model {i + 1}",
-                    allow_custom_value=True,
-                    elem_id=f"probe-model-{i}",
-                )  # fmt: skip
-                for i in range(MAX_MODELS)
-            ]
+            models = []
+            for pair in range(0, MAX_MODELS, 2):  # two by two: the Examples stay near the top
+                with gr.Row(elem_classes=["probe-model-pair"]):
+                    models += [
+                        Dropdown(choices, value=DEFAULT_MODELS[i], label=f"Model {i + 1}", allow_custom_value=True,
+                                 min_width=200, elem_id=f"probe-model-{i}")
+                        for i in range(pair, pair + 2)
+                    ]  # fmt: skip
             conditions = CheckboxGroup(list(CONDITIONS), value=list(DEFAULT_CONDITIONS), label="Conditions",
                                           info="each one change from the item as asked", elem_id="probe-conditions")  # fmt: skip
             ask = gr.Button("Ask", variant="primary", elem_id="probe-ask")
             with gr.Accordion("API keys (used for this session only, never stored)", open=False):
                 keys = key_boxes("probe")
-            with gr.Accordion("Choose another item", open=True, elem_id="probe-choose"):
+            # Beside the stage, not above the answers: the gallery wraps to the column's width.
+            gallery = gr.Gallery(examples.gallery(), label="Examples: click one to put it on the stage", columns=3,
+                                 height="auto", allow_preview=False, object_fit="contain",
+                                 elem_id="probe-examples")  # fmt: skip
+            with gr.Accordion("Choose another item", open=False, elem_id="probe-choose"):
                 source = Radio(list(SOURCES), value=SOURCES[0], label="Source", elem_id="probe-source")
                 with gr.Group(visible=True) as generated_box:
                     task = Dropdown(item_choice.generated_ids(), value="blind/touching-circles", label="Task",
@@ -114,49 +128,87 @@ def build_probe() -> dict[str, Any]:
                     index = gr.Number(0, precision=0, label="Item number", elem_id="probe-index")
                     with gr.Row():
                         load = gr.Button("Load", elem_id="probe-load")
-                        pick_random = gr.Button("Random")
-                        pick_next = gr.Button("Next")
+                        pick_random = gr.Button("Random", elem_id="probe-random")
+                        pick_next = gr.Button("Next", elem_id="probe-next")
                 with gr.Group(visible=False) as upload_box:
                     files = gr.File(file_count="multiple", file_types=["image"], label="Images", elem_id="probe-files")
                     question = gr.Textbox(label="Question", elem_id="probe-question")
                     options = gr.Textbox(label="Options, one per line (optional)", lines=3)
                     answer = gr.Textbox(label="Answer: option text or letter (optional)")
                     use_upload = gr.Button("Use these images", elem_id="probe-use-upload")
-    gallery = gr.Gallery(examples.gallery(), label="Examples: click one to put it on the stage", columns=5,
-                         height="auto", allow_preview=False, object_fit="contain", elem_id="probe-examples")  # fmt: skip
-    status = gr.HTML(elem_id="probe-status")
-    grid = gr.HTML(elem_id="probe-grid")
-    link = gr.Textbox(label="Share this probe (the link replays it from the cache)", interactive=False,
-                      buttons=["copy"], visible=False, elem_id="probe-link")  # fmt: skip
-    prompts = gr.HTML(elem_id="probe-prompts")
-    query = gr.Textbox(visible=False, elem_id="probe-query")
 
     stage = [spec, *slots, item_text, item_answer, status]
+    downloads = [png, csv]
+    answers = [status, grid, prompts, query, probed]
+    # Async and API-bound: many at once cost little (local models queue on their own worker).
+    asking = ask.click(None, js=stage_js.REVEAL).then(
+        with_key_parameters(probe), [spec, *models, conditions, *keys], answers, api_name="probe", concurrency_limit=32
+    )
+    asking.then(None, query, link, js=stage_js.SET_ADDRESS).then(
+        lambda q: gr.update(visible=bool(q)), query, link, api_visibility="private"
+    )  # fmt: skip
+    asking.then(export_files, probed, downloads, api_visibility="private")
+
+    def new_item(trigger: Any, handler: Any, inputs: list, outputs: list, **options: Any) -> Any:
+        """Another item on the stage: the last one's answers go at once (in the browser), a
+        probe still answering for it is stopped, and once the new item is drawn the address
+        names it. The handler's own outputs stay as they were (some are API endpoints)."""
+        trigger(None, None, [status, grid, prompts, query, link], js=stage_js.CLEAR, api_visibility="private")
+        event = trigger(handler, inputs, outputs, cancels=[asking], **options)
+        return event.then(fresh_item, spec, [grid, prompts, query, link, probed, *downloads],
+                          api_visibility="private").then(None, query, None, js=stage_js.SET_ADDRESS)  # fmt: skip
+
     source.change(
         lambda s: [gr.update(visible=s == name) for name in SOURCES], source,
         [generated_box, benchmark_box, upload_box], api_visibility="private",
     )  # fmt: skip
-    generate.click(generate_stimulus, [task, params, seed], stage, api_name="generate_stimulus")
-    load.click(load_item, [benchmark, data, index], [*stage, index], api_name="load_item")
-    pick_random.click(
-        lambda b, d: load_item(b, d, random.randrange(1_000_000)), [benchmark, data], [*stage, index],
-        api_visibility="private",
-    )  # fmt: skip
-    pick_next.click(
-        lambda b, d, i: load_item(b, d, int(i or 0) + 1), [benchmark, data, index], [*stage, index],
-        api_visibility="private",
-    )  # fmt: skip
-    use_upload.click(upload_item, [files, question, options, answer], stage, api_name="use_upload")
-    gallery.select(load_example, None, stage, api_visibility="private")
+    new_item(generate.click, generate_stimulus, [task, params, seed], stage, api_name="generate_stimulus")
+    new_item(load.click, load_item, [benchmark, data, index], [*stage, index], api_name="load_item")
+    new_item(pick_random.click, lambda b, d: load_item(b, d, random.randrange(1_000_000)), [benchmark, data],
+             [*stage, index], api_visibility="private")  # fmt: skip
+    new_item(pick_next.click, lambda b, d, i: load_item(b, d, int(i or 0) + 1), [benchmark, data, index],
+             [*stage, index], api_visibility="private")  # fmt: skip
+    new_item(use_upload.click, upload_item, [files, question, options, answer], stage, api_name="use_upload")
+    new_item(gallery.select, load_example, None, stage, api_visibility="private")
 
-    answers = [status, grid, prompts, query]
-    # Async and API-bound: many at once cost little (local models queue on their own worker).
-    ask.click(None, None, None, js=SCROLL_TO_GRID).then(
-        with_key_parameters(probe), [spec, *models, conditions, *keys], answers, api_name="probe", concurrency_limit=32
-    ).then(None, query, link, js=SET_ADDRESS).then(lambda q: gr.update(visible=bool(q)), query, link,
-                                                  api_visibility="private")  # fmt: skip
-    on_load = (replay_link, None, [*stage, *models, conditions, grid, prompts, query])
-    return {"spec": spec, "generate": generate, "ask": ask, "on_load": on_load, "stage": stage, "show": show_item}
+    loaded = [*stage, *models, conditions, grid, prompts, query, probed]
+    on_load = (replay_link, None, loaded)
+    return {"spec": spec, "generate": generate, "ask": ask, "on_load": on_load, "stage": stage,
+            "show": show_item, "new_item": new_item, "after_load": after_load(query, link, probed, downloads)}  # fmt: skip
+
+
+def after_load(query: gr.Textbox, link: gr.Textbox, probed: gr.State, downloads: list) -> Any:
+    """What follows the page's load (app.py chains it): a replayed link's address stays, its
+    share box shows it, its downloads are made, and the stage comes into view with its grid."""
+
+    def chain(event: Any) -> None:
+        shown = event.then(None, query, link, js="(q) => { if (q) { window.probeStage?.reveal_soon(); } "
+                           "return q ? location.href : ''; }")  # fmt: skip
+        shown.then(lambda q: gr.update(visible=bool(q)), query, link, api_visibility="private")
+        event.then(export_files, probed, downloads, api_visibility="private")
+
+    return chain
+
+
+def fresh_item(spec: item_choice.ItemSpec | None) -> list[Any]:
+    """After a new item: no grid, prompts, link or downloads; the query names the item alone
+    (a reload brings it back; an upload cannot be named, and the address then names nothing)."""
+    shown = _query(spec, [], [], None) if spec is not None else ""
+    hidden = gr.update(value=None, visible=False)
+    return ["", "", shown, gr.update(value="", visible=False), None, hidden, hidden]
+
+
+def export_files(probed: Probed | None) -> list[Any]:
+    """The downloads of the last grid: shown once every cell is in."""
+    hidden = gr.update(value=None, visible=False)
+    if probed is None:
+        return [hidden, hidden]
+    try:
+        png, csv = export.write(probed)
+    except Exception as exc:  # noqa: BLE001 - a failed export must not break the probe shown
+        user_message(exc)  # logged
+        return [hidden, hidden]
+    return [gr.update(value=str(png), visible=True), gr.update(value=str(csv), visible=True)]
 
 
 # --- the stage --------------------------------------------------------------------------------
@@ -250,7 +302,8 @@ async def probe(
     *typed_keys: str,
 ) -> AsyncIterator[list[Any]]:
     """Ask every chosen model under every chosen condition; the grid fills as answers come (one
-    failing model or condition fails only its own cells). Yields [status, grid, prompts, query]."""
+    failing model or condition fails only its own cells). Yields [status, grid, prompts, query,
+    the finished grid as data (for the downloads; not part of the API)]."""
     models = list(dict.fromkeys(m.strip() for m in (model_1, model_2, model_3, model_4) if m and m.strip()))
     names = [name for name in CONDITIONS if name in (chosen_conditions or [])]
     keys = session_keys(*typed_keys)
@@ -279,7 +332,7 @@ async def probe(
             lease.release()
         if not isinstance(exc, Exception):  # cancelled: the visitor left
             raise
-        yield [_status(user_message(exc), warning=True), gr.update(), gr.update(), gr.update()]
+        yield [_status(user_message(exc), warning=True), gr.update(), gr.update(), gr.update(), gr.update()]
         return
     assert lease is not None
     cells = {(m, n): Cell("failed", message=refused[m]) if m in refused else Cell() for m in models for n in names}
@@ -289,7 +342,7 @@ async def probe(
     query = _query(spec, models, names, link)
     try:
         yield [_status(f"Asking {len(models)} model(s) under {len(names)} condition(s)…"),
-               grid_html(item, models, names, cells, sent), prompts, gr.update()]  # fmt: skip
+               grid_html(item, models, names, cells, sent), prompts, gr.update(), None]  # fmt: skip
     except BaseException:  # the visitor left before anything was asked
         lease.release()
         raise
@@ -366,6 +419,7 @@ async def probe(
             grid_html(item, models, names, cells, sent),
             prompts,
             "",
+            Probed(spec, item, models, names, dict(cells), sent),
         ]
         return
     try:
@@ -376,7 +430,7 @@ async def probe(
             except TimeoutError:
                 loading = [f"{m}: {p.message}" for m in local if (p := loading_progress(m)).busy]
                 if loading:
-                    yield [_status("; ".join(loading)), gr.skip(), gr.skip(), gr.skip()]
+                    yield [_status("; ".join(loading)), gr.skip(), gr.skip(), gr.skip(), gr.skip()]
                 continue
             finished += 1
             cells[(model, name)] = cell
@@ -388,8 +442,9 @@ async def probe(
             )
             # The last frame carries everything: an API client reads its answer from it.
             shown_prompts = prompts if last else gr.skip()
+            done_grid = Probed(spec, item, models, names, dict(cells), sent) if last else gr.skip()
             yield [_status(status), grid_html(item, models, names, cells, sent), shown_prompts,
-                   query if last else gr.skip()]  # fmt: skip
+                   query if last else gr.skip(), done_grid]  # fmt: skip
     finally:
         for task in tasks:
             task.cancel()
@@ -461,7 +516,7 @@ def replay_link(request: gr.Request) -> list[Any]:
     local model already loaded takes the second model's place (it needs no key and is warm)."""
     value = (getattr(request, "query_params", None) or {}).get("probe") if request is not None else None
     stage_size = 1 + MAX_IMAGES + 3  # spec, images, question, answer, status
-    unchanged = [gr.update()] * (stage_size + MAX_MODELS + 4)
+    unchanged = [gr.update()] * (stage_size + MAX_MODELS + 5)
     if not value:
         loaded = loaded_models()  # a local model already in memory answers at once: offer it
         if loaded:
@@ -471,12 +526,15 @@ def replay_link(request: gr.Request) -> list[Any]:
         shared = decode(limits().text("link", value))
         spec, models, names = shared.spec, shared.models, shared.conditions
         benchmark, item = item_choice.resolve(spec)
+        if not models:  # the address of an item alone (chosen, not yet asked): the item, no grid
+            return [*_stage(spec), *unchanged[stage_size : stage_size + MAX_MODELS + 1], "", "", f"?probe={value}",
+                    None]  # fmt: skip
         with cache_reading(request, shared.link) as reader:
             cells = replay(spec, models, names, reader)
         stage = _stage(spec, _status(_replayed(cells, expired(shared.day))))
         boxes = [gr.update(value=models[i] if i < len(models) else None) for i in range(MAX_MODELS)]
         sent = _sent(benchmark, item, names)
         return [*stage, *boxes, gr.update(value=names), grid_html(item, models, names, cells, sent),
-                prompts_html(sent), f"?probe={value}"]  # fmt: skip
+                prompts_html(sent), f"?probe={value}", Probed(spec, item, models, names, cells, sent)]  # fmt: skip
     except Exception as exc:  # noqa: BLE001 - user_message logs what is not the visitor's mistake
         return [*unchanged[: stage_size - 1], _status(user_message(exc), warning=True), *unchanged[stage_size:]]
