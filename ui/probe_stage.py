@@ -13,7 +13,7 @@ from __future__ import annotations
 MIN_PX = 150  # a picture smaller than this is no longer worth looking at: the page scrolls instead
 MAX_PX = 560  # on a tall screen with nothing under it, the picture does not grow past this
 
-# Installed once per page (the status box's js_on_load). `window.probeStage.reveal()` asks for
+# Installed once per page (the status box's js_on_load). `window.probeStage.reveal_soon()` asks for
 # the stage to be scrolled into view once the next grid is drawn (Ask, a replayed link).
 SCRIPT = r"""
 if (!window.probeStage) {
@@ -21,7 +21,7 @@ if (!window.probeStage) {
   const stage = (window.probeStage = { reveal: false, last: "" });
   const $ = (selector) => document.querySelector(selector);
   const docTop = (el) => el.getBoundingClientRect().top + window.scrollY;
-  stage.reveal_soon = () => { stage.reveal = true; };
+  stage.reveal_soon = () => { setTimeout(() => { stage.reveal = true; }, 0); };
   const fit = () => {
     const row = $("#probe-stage-images"), column = $("#probe-stage");
     if (!row || !column || row.offsetParent === null) return;  // another tab is open
@@ -41,14 +41,17 @@ if (!window.probeStage) {
     const height = Math.max(MIN, Math.min(MAX, fromHere >= Math.min(MAX, 280) ? fromHere : fromTop));
     const value = height + "px";
     if (column.style.getPropertyValue("--probe-stage-h") !== value) column.style.setProperty("--probe-stage-h", value);
+    // After Ask (or on a shared link) the stage is kept in view while the grid fills (its
+    // cells grow as answers come), until the person scrolls or clicks themselves.
     if (stage.reveal && grid) {
-      stage.reveal = false;
       requestAnimationFrame(() => {
         const top = row.getBoundingClientRect().top, bottom = $("#probe-grid").getBoundingClientRect().bottom;
-        if (top < 0 || bottom > window.innerHeight) window.scrollTo({ top: docTop(row) - PAD });
+        if (top < 0 || bottom > window.innerHeight + 1) window.scrollTo({ top: docTop(row) - PAD });
       });
     }
   };
+  const mine = () => { stage.reveal = false; };
+  for (const name of ["wheel", "touchstart", "keydown", "mousedown"]) window.addEventListener(name, mine, true);
   setInterval(fit, 150);
   window.addEventListener("resize", fit);
 }
