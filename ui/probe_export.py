@@ -243,6 +243,7 @@ def render(probed: Probed) -> Image.Image:
         thumb = heads[name]
         if thumb is not None:
             image.paste(thumb, (x + 8, below))
+            draw.rectangle((x + 7, below - 1, x + 8 + thumb.width, below + thumb.height), outline=(203, 213, 225))
             below += THUMB + 8
         asked = probed.asked(name)
         if asked.target is not None:

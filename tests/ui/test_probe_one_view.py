@@ -29,8 +29,7 @@ SCREENS = {
 SHARE_HERE = VISIBLE_SHARE.replace("img.scrollIntoView({block: 'center'});", "")
 # Everything a presenter needs at once: the picture whole, the question, and every answer cell,
 # each inside the window; the picture at least 150 px tall (shrunk, still worth looking at).
-ONE_VIEW = (
-    """() => {
+ONE_VIEW = """() => {
   const inside = (el) => { const r = el.getBoundingClientRect();
     return r.height > 0 && r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight + 0.5 && r.right <= innerWidth + 0.5; };
   const img = document.querySelector('#probe-image-0 img');
@@ -40,7 +39,6 @@ ONE_VIEW = (
   return {share, tall: img.getBoundingClientRect().height, question: inside(question),
           cells: cells.length, outside: cells.filter((c) => !inside(c)).length};
 }""".replace("(SHARE)", f"({SHARE_HERE})")
-)
 
 
 def _one_view(page) -> dict:
@@ -78,7 +76,9 @@ def test_after_ask_the_picture_the_question_and_every_answer_are_in_view(serve, 
                 models = 4
             conditions = 3 if screen != "phone" else 1
             page.click("#probe-ask")
-            expect(page.locator("#probe-status")).to_contain_text(f"{models * conditions} of {models * conditions} answered")
+            expect(page.locator("#probe-status")).to_contain_text(
+                f"{models * conditions} of {models * conditions} answered"
+            )
             view = _one_view(page)
             screenshot(page, tmp_path, f"one-view-{screen}")
             page.screenshot(path=str(tmp_path / f"one-view-{screen}-window.png"))  # what the window shows
