@@ -13,7 +13,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import expect
 
 from tests.support.fake_servers import FakeOpenAIServer
-from tests.ui.conftest import screenshot
+from tests.ui.conftest import WAIT_MS, screenshot
 from tests.ui.navigation import open_tab
 from tests.ui.test_probe_tab import VISIBLE_SHARE, choose_model, tick
 from ui import probe_examples as examples
@@ -63,6 +63,7 @@ def _address(page) -> dict:
 def test_after_ask_the_picture_the_question_and_every_answer_are_in_view(serve, browser, tmp_path, screen):
     context = browser.new_context(viewport=SCREENS[screen])
     page = context.new_page()
+    page.set_default_timeout(WAIT_MS)
     try:
         with FakeOpenAIServer(responder=lambda body: "They do not touch.\nAnswer: No") as server:
             page.goto(serve(OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY="sk-server-test"))
@@ -96,6 +97,7 @@ def test_after_ask_the_picture_the_question_and_every_answer_are_in_view(serve, 
             fresh = browser.new_context(viewport=SCREENS[screen])
             try:
                 other = fresh.new_page()
+                other.set_default_timeout(WAIT_MS)
                 other.goto(address)
                 expect(other.locator("#probe-status")).to_contain_text("Replayed")
                 expect(other.locator("#probe-grid td.cell")).to_have_count(models * conditions)
@@ -134,6 +136,7 @@ def _ask(page) -> None:
 def test_another_example_clears_the_last_answers_and_the_address_names_it(serve, browser, tmp_path, screen):
     context = browser.new_context(viewport=SCREENS[screen])
     page = context.new_page()
+    page.set_default_timeout(WAIT_MS)
     try:
         page.goto(serve())
         expect(page.locator("#probe-item-text")).to_contain_text("Are the two circles touching")
