@@ -145,7 +145,7 @@ def build_probe() -> dict[str, Any]:
         with_key_parameters(probe), [spec, *models, conditions, *keys], answers, api_name="probe", concurrency_limit=32
     )
     asking.then(None, query, link, js=stage_js.SET_ADDRESS).then(
-        lambda q: gr.update(visible=bool(q)), query, link, api_visibility="private"
+        _share_box, query, link, api_visibility="private"
     )  # fmt: skip
     asking.then(export_files, probed, downloads, api_visibility="private")
 
@@ -184,10 +184,19 @@ def after_load(query: gr.Textbox, link: gr.Textbox, probed: gr.State, downloads:
     def chain(event: Any) -> None:
         shown = event.then(None, query, link, js="(q) => { if (q) { window.probeStage?.reveal_soon(); } "
                            "return q ? location.href : ''; }")  # fmt: skip
-        shown.then(lambda q: gr.update(visible=bool(q)), query, link, api_visibility="private")
+        shown.then(_share_box, query, link, api_visibility="private")
         event.then(export_files, probed, downloads, api_visibility="private")
 
     return chain
+
+
+def _share_box(query: str | None) -> dict[str, Any]:
+    """The share box shows a link to a probe (models and answers), not to an item alone: after
+    a failed Ask the address still names the item, but there is nothing to share."""
+    try:
+        return gr.update(visible=bool(query) and bool(decode(query.removeprefix("?probe=")).models))
+    except Exception:  # noqa: BLE001 - not a link we made: nothing to show
+        return gr.update(visible=False)
 
 
 def fresh_item(spec: item_choice.ItemSpec | None) -> list[Any]:

@@ -108,3 +108,30 @@ def test_the_human_tab_shows_the_picture_and_the_answer_buttons_together(serve, 
             page.locator("#human-choice").get_by_label("Yes", exact=True).click()
     finally:
         context.close()
+
+
+def test_a_chart_s_toolbar_never_covers_its_title_on_a_phone(serve, browser, tmp_path):
+    context = browser.new_context(viewport=PHONE, has_touch=True)
+    page = context.new_page()
+    page.set_default_timeout(WAIT_MS)
+    try:
+        page.goto(serve())
+        page.click("#probe-ask")  # something of this visitor's on the board
+        expect(page.locator("#probe-status")).to_contain_text("2 of 2 answered")
+        page.evaluate("window.scrollTo(0, 0)")
+        page.get_by_role("tab", name="Scoreboard", exact=True).click()
+        title = page.locator("#score-bars .gtitle")
+        expect(title).to_be_visible()
+        chart = page.locator("#score-bars .js-plotly-plot")
+        chart.scroll_into_view_if_needed()
+        chart.hover()  # the toolbar shows on hover (a tap on a phone)
+        toolbar = page.locator("#score-bars .modebar")
+        expect(toolbar).to_be_visible()
+        page.wait_for_function("getComputedStyle(document.querySelector('#score-bars .modebar')).opacity === '1'")
+        bar, text = toolbar.bounding_box(), title.bounding_box()
+        apart = bar["y"] + bar["height"] <= text["y"] or text["y"] + text["height"] <= bar["y"] or \
+            bar["x"] >= text["x"] + text["width"] or text["x"] >= bar["x"] + bar["width"]  # fmt: skip
+        screenshot(page, tmp_path, "phone-chart-toolbar")
+        assert apart, (bar, text)
+    finally:
+        context.close()

@@ -101,6 +101,7 @@ def test_after_ask_the_picture_the_question_and_every_answer_are_in_view(serve, 
                 other.goto(address)
                 expect(other.locator("#probe-status")).to_contain_text("Replayed")
                 expect(other.locator("#probe-grid td.cell")).to_have_count(models * conditions)
+                expect(other.locator("#probe-png")).to_be_visible()  # a replayed grid exports too
                 shared = _one_view(other)
                 other.screenshot(path=str(tmp_path / f"one-view-{screen}-shared-window.png"))
                 assert shared["share"] >= 0.98 and shared["outside"] == 0 and shared["question"], shared
@@ -185,3 +186,16 @@ def test_a_benchmark_item_and_the_lab_s_stimulus_clear_the_last_answers_too(serv
     named = _address(page)
     assert named["spec"].source == "generated" and named["models"] == []
     screenshot(page, tmp_path, "lab-to-probe")
+
+
+def test_an_item_alone_has_an_address_and_models_without_conditions_do_not():
+    from probes.core.errors import UsageError
+    from ui.probe_share import encode
+
+    spec = examples.spec_of(examples.FIRST)
+    alone = decode(encode(spec, [], []))
+    assert (alone.spec, alone.models, alone.conditions) == (spec, [], [])
+    with pytest.raises(UsageError):  # both or neither: a link naming models but no condition is broken
+        decode(encode(spec, ["baseline/chance"], []))
+    with pytest.raises(UsageError):
+        decode(encode(spec, [], ["as asked"]))
