@@ -183,7 +183,7 @@ def results_table(answers: Sequence[Answered]) -> str:
 SCRIPT = r"""
 if (!window.humanTake) {
   const take = (window.humanTake = { item: null, since: 0, focusPending: false, sentFor: null, sentAt: 0,
-                                     queued: null, typed: "", noteFor: null });
+                                     queued: null, typed: "", submit: false, noteFor: null, status: "" });
   const $ = (selector) => document.querySelector(selector);
   const onScreen = (el) => !!el && el.offsetParent !== null;
   const typing = (el) => !!el && (el.isContentEditable || el.tagName === "TEXTAREA" || el.tagName === "SELECT" ||
@@ -193,9 +193,17 @@ if (!window.humanTake) {
   // Between items: the answer is on its way and the next item not yet drawn. Gradio shows its
   // loading veil on the clock while the server works; the moment before it appears is covered
   // by the time the answer was sent.
-  const between = () => !!$("#human-clock .wrap.full:not(.hide)") ||
-    (take.sentFor !== null && take.sentFor === clockOf()?.dataset.item && performance.now() - take.sentAt < 1500);
-  const sent = () => { take.sentFor = clockOf()?.dataset.item ?? null; take.sentAt = performance.now(); };
+  // by the time the answer was sent, until the server's reply shows (its status line changes:
+  // "Answer n saved", or why the answer was not taken).
+  const statusText = () => $("#human-status")?.textContent ?? "";
+  const between = () => {
+    if ($("#human-clock .wrap.full:not(.hide)")) return true;
+    if (take.sentFor === null) return false;
+    if (take.sentFor !== clockOf()?.dataset.item || statusText() !== take.status ||
+        performance.now() - take.sentAt > 1500) { take.sentFor = null; return false; }
+    return true;
+  };
+  const sent = () => { take.sentFor = clockOf()?.dataset.item ?? null; take.sentAt = performance.now(); take.status = statusText(); };
   // A key pressed between items is never dropped without a word: it is kept for the next item
   // and said so here, then used (or, if the next item has no such answer, said to be not taken).
   const note = (text, kind = "") => {
@@ -217,17 +225,22 @@ if (!window.humanTake) {
   window.addEventListener("keydown", (event) => {
     const clock = clockOf();
     if (!onScreen(clock) || event.ctrlKey || event.metaKey || event.altKey || event.repeat) return;
+    // What was kept from the gap goes first, so that keys keep their order (the gap may have
+    // just ended, before the next tick would have used it).
+    if (!between() && (take.queued !== null || take.typed)) useQueued(clock);
     const box = answerBox();
     if (event.target === box && clock.dataset.state === "running") {
       if (between()) {  // typed ahead: kept for the next item's box
         if (event.key.length === 1) take.typed += event.key;
         else if (event.key === "Backspace") take.typed = take.typed.slice(0, -1);
-        else if (event.key !== "Enter") return;
+        else if (event.key === "Enter") take.submit = !!take.typed;
+        else return;
         event.preventDefault();
         event.stopPropagation();
         note(event.key === "Enter" && !take.typed
           ? "Enter came while the last answer was on its way: it was not taken."
-          : `Typed while the next item was on its way: “${take.typed}” goes into its box.`, "queued");
+          : `Typed while the next item was on its way: “${take.typed}” goes into its box` +
+            (take.submit ? " and is sent." : "."), "queued");
       } else if (event.key === "Enter" && box.value.trim()) {
         sent();
       }
@@ -267,30 +280,36 @@ if (!window.humanTake) {
       if (!option.checked) { sent(); option.click(); } // choosing submits (the radio's input event)
     }
   }, true);
-  const useQueued = (clock) => {
+  function useQueued(clock) {
     if (take.queued === null && !take.typed) return;
     if (clock.dataset.state !== "running") {
       note("The test ended before the key pressed between items could be used: it was not taken.", "dropped");
-      take.queued = null; take.typed = "";
+      take.queued = null; take.typed = ""; take.submit = false;
       return;
     }
     if (clock.dataset.kind === "text") {
       const box = answerBox();
       if (!onScreen(box)) return;
       const text = take.typed || (take.queued && take.queued.length === 1 ? take.queued : "");
-      take.queued = null; take.typed = "";
+      const submit = take.submit && !!take.typed;
+      take.queued = null; take.typed = ""; take.submit = false;
       if (!text) { note("The key pressed between items is not an answer here: it was not taken.", "dropped"); return; }
       const setter = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(box), "value").set;
       setter.call(box, text);
       box.dispatchEvent(new Event("input", { bubbles: true }));
       box.focus();
-      note(`“${text}”, typed between items, is in this item's box: press Enter to send it.`, "used");
+      if (submit) {  // Enter came too: sent as if pressed now
+        setTimeout(() => { sent(); $("#human-submit")?.click(); }, 50);
+        note(`“${text}”, typed between items, answered item ${Number(clock.dataset.position || 0) + 1}.`, "used");
+      } else {
+        note(`“${text}”, typed between items, is in this item's box: press Enter to send it.`, "used");
+      }
       return;
     }
     const keys = JSON.parse(clock.dataset.keys || "{}");
     const options = document.querySelectorAll("#human-choice input[type=radio]");
     const key = take.queued ?? (take.typed.length === 1 ? take.typed.toLowerCase() : null);
-    take.queued = null; take.typed = "";
+    take.queued = null; take.typed = ""; take.submit = false;
     if (key === null || !(key in keys)) {
       note(`${key ? sign(key) : "What was typed"}, pressed between items, is no answer to this item: it was not taken.`,
            "dropped");

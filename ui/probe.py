@@ -110,7 +110,7 @@ def build_probe() -> dict[str, Any]:
             gallery = gr.Gallery(examples.gallery(), label="Examples: click one to put it on the stage", columns=3,
                                  height="auto", allow_preview=False, object_fit="contain",
                                  elem_id="probe-examples")  # fmt: skip
-            with gr.Accordion("Choose another item", open=False, elem_id="probe-choose"):
+            with gr.Accordion("Choose another item", open=True, elem_id="probe-choose"):
                 source = Radio(list(SOURCES), value=SOURCES[0], label="Source", elem_id="probe-source")
                 with gr.Group(visible=True) as generated_box:
                     task = Dropdown(item_choice.generated_ids(), value="blind/touching-circles", label="Task",
@@ -144,10 +144,12 @@ def build_probe() -> dict[str, Any]:
     asking = ask.click(None, js=stage_js.REVEAL).then(
         with_key_parameters(probe), [spec, *models, conditions, *keys], answers, api_name="probe", concurrency_limit=32
     )
-    asking.then(None, query, link, js=stage_js.SET_ADDRESS).then(
+    # `success`, not `then`: a probe stopped by another item leaves the new item's address and
+    # downloads alone.
+    asking.success(None, query, link, js=stage_js.SET_ADDRESS).success(
         _share_box, query, link, api_visibility="private"
     )  # fmt: skip
-    asking.then(export_files, probed, downloads, api_visibility="private")
+    asking.success(export_files, [probed, spec], downloads, api_visibility="private")
 
     def new_item(trigger: Any, handler: Any, inputs: list, outputs: list, **options: Any) -> Any:
         """Another item on the stage: the last one's answers go at once (in the browser), a
@@ -174,10 +176,10 @@ def build_probe() -> dict[str, Any]:
     loaded = [*stage, *models, conditions, grid, prompts, query, probed]
     on_load = (replay_link, None, loaded)
     return {"spec": spec, "generate": generate, "ask": ask, "on_load": on_load, "stage": stage,
-            "show": show_item, "new_item": new_item, "after_load": after_load(query, link, probed, downloads)}  # fmt: skip
+            "show": show_item, "new_item": new_item, "after_load": after_load(query, link, probed, spec, downloads)}  # fmt: skip
 
 
-def after_load(query: gr.Textbox, link: gr.Textbox, probed: gr.State, downloads: list) -> Any:
+def after_load(query: gr.Textbox, link: gr.Textbox, probed: gr.State, spec: gr.State, downloads: list) -> Any:
     """What follows the page's load (app.py chains it): a replayed link's address stays, its
     share box shows it, its downloads are made, and the stage comes into view with its grid."""
 
@@ -185,7 +187,7 @@ def after_load(query: gr.Textbox, link: gr.Textbox, probed: gr.State, downloads:
         shown = event.then(None, query, link, js="(q) => { if (q) { window.probeStage?.reveal_soon(); } "
                            "return q ? location.href : ''; }")  # fmt: skip
         shown.then(_share_box, query, link, api_visibility="private")
-        event.then(export_files, probed, downloads, api_visibility="private")
+        event.then(export_files, [probed, spec], downloads, api_visibility="private")
 
     return chain
 
@@ -207,10 +209,11 @@ def fresh_item(spec: item_choice.ItemSpec | None) -> list[Any]:
     return ["", "", shown, gr.update(value="", visible=False), None, hidden, hidden]
 
 
-def export_files(probed: Probed | None) -> list[Any]:
-    """The downloads of the last grid: shown once every cell is in."""
+def export_files(probed: Probed | None, spec: item_choice.ItemSpec | None) -> list[Any]:
+    """The downloads of the last grid: shown once every cell is in, and only while its item is
+    the one on stage."""
     hidden = gr.update(value=None, visible=False)
-    if probed is None:
+    if probed is None or probed.spec != spec:
         return [hidden, hidden]
     try:
         png, csv = export.write(probed)

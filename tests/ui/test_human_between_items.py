@@ -47,3 +47,25 @@ def test_a_key_that_is_no_answer_to_the_next_item_is_said_to_be_not_taken(serve,
     expect(page.locator("#human-progress")).to_contain_text("Item 2 of 10")
     page.keyboard.press("n")
     expect(page.locator("#human-progress")).to_contain_text("Item 3 of 10")
+
+
+def test_a_number_typed_between_items_answers_the_next_item(serve, page, tmp_path):
+    page.goto(serve())
+    open_tab(page, "Human")
+    page.locator("#human-benchmark input").click()
+    page.get_by_role("option", name="blind/olympic-circles", exact=True).click()
+    page.locator("#human-name textarea, #human-name input").first.fill("Cy")
+    page.click("#human-start")
+    expect(page.locator("#human-progress")).to_contain_text("Item 1 of 10")
+    box = page.locator("#human-answer textarea, #human-answer input").first
+    expect(box).to_be_focused()
+    # Two answers typed straight after each other: the second while the first is on its way.
+    page.keyboard.type("7")
+    page.keyboard.press("Enter")
+    page.keyboard.type("8")
+    page.keyboard.press("Enter")
+    expect(page.locator("#human-progress")).to_contain_text("Item 3 of 10")
+    page.click("#human-finish")
+    expect(page.locator("#human-progress")).to_contain_text("Finished · 2 of 10 items answered")
+    answers = page.locator("#human-table tbody tr td:nth-child(3)")
+    assert [a.inner_text() for a in answers.all()] == ["7", "8"]

@@ -165,7 +165,6 @@ def test_a_benchmark_item_and_the_lab_s_stimulus_clear_the_last_answers_too(serv
     expect(page.locator("#probe-item-text")).to_contain_text("Are the two circles touching")
     _ask(page)
     # A benchmark item: Load.
-    page.locator("#probe-choose").get_by_text("Choose another item").click()
     page.locator("#probe-source").get_by_label("Benchmark item").check()
     page.locator("#probe-index input").fill("3")
     page.click("#probe-load")
