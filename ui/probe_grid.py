@@ -121,7 +121,8 @@ def _cell_html(item: Item, cell: Cell) -> str:
         return '<td class="cell waiting">asking…</td>'
     if shown.verdict in CLASSES:
         label = {"failed": "⚠ failed", "no reply": "⚠ no reply"}.get(shown.verdict, shown.verdict)
-        return f'<td class="cell {CLASSES[shown.verdict]}"><b>{label}</b><small>{html.escape(shown.note)}</small></td>'
+        note = html.escape(shown.note)
+        return f'<td class="cell {CLASSES[shown.verdict]}"><b>{label}</b><small class="reason" title="{note}">{note}</small></td>'
     result = cell.result
     assert result is not None
     latency = "" if shown.latency is None else f"{shown.latency:.2f} s"
@@ -129,7 +130,7 @@ def _cell_html(item: Item, cell: Cell) -> str:
     why = f'<small class="why">{html.escape(shown.note)}</small>' if shown.note else ""
     return (
         f'<td class="cell {shown.verdict}"><b>{MARKS[shown.verdict]} {html.escape(shown.answer)}</b>{why}'
-        f"<small>{latency}{cached}</small>"
+        f'<small class="seconds">{latency}{cached}</small>'
         f"<details><summary>reply</summary><pre>{html.escape(shown.reply)}</pre></details></td>"
     )
 
