@@ -116,8 +116,15 @@ def test_a_chart_s_toolbar_never_covers_its_title_on_a_phone(serve, browser, tmp
     page.set_default_timeout(WAIT_MS)
     try:
         page.goto(serve())
-        page.click("#probe-ask")  # something of this visitor's on the board
-        expect(page.locator("#probe-status")).to_contain_text("2 of 2 answered")
+        # Someone on the board: a person takes two items (people are shown beside the models).
+        page.get_by_role("tab", name="Human", exact=True).click()
+        page.locator("#human-count input").fill("2")
+        page.locator("#human-name textarea, #human-name input").first.fill("Ada")
+        page.click("#human-start")
+        for number in (1, 2):
+            expect(page.locator("#human-progress")).to_contain_text(f"Item {number} of 2")
+            page.locator("#human-choice").get_by_label("Yes", exact=True).click()
+        expect(page.locator("#human-progress")).to_contain_text("Finished")
         page.evaluate("window.scrollTo(0, 0)")
         page.get_by_role("tab", name="Scoreboard", exact=True).click()
         title = page.locator("#score-bars .gtitle")
