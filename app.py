@@ -26,6 +26,7 @@ from ui.mining import WORK as MINING_DIR
 from ui.mining import build_mining
 from ui.my_results import FOLDER as MY_RESULTS
 from ui.probe import build_probe
+from ui.probe_export import EXPORTS as GRID_EXPORTS
 from ui.scoreboard import build_scoreboard
 from ui.scoreboard_data import EXPORTS
 from ui.sessions import SESSIONS, remember_visitor, sweep_links, visitor_state
@@ -39,14 +40,17 @@ def build_demo() -> gr.Blocks:
     # Every variable the engine reads, the models file among them: one that does not parse stops
     # the app here, with what to write instead, not a visitor's request later.
     check_settings()
-    start_sweeper([IMAGE_FILES, LAB_DIR, EXPORTS, MINING_DIR, MY_RESULTS], also=[SESSIONS.sweep, sweep_links])
+    start_sweeper(
+        [IMAGE_FILES, LAB_DIR, EXPORTS, GRID_EXPORTS, MINING_DIR, MY_RESULTS], also=[SESSIONS.sweep, sweep_links]
+    )
     # Gradio's own cache (uploads, served files) is emptied of files older than an hour, hourly.
     with gr.Blocks(title="Perception playground", delete_cache=(3600, 3600)) as demo:
         gr.Markdown("# Perception playground\nHow do vision-language models actually see? Probe them side by side.")
         class_tokens = browser_tokens()
         # Who this browser is, across reloads: its results, budgets and name tag stay its own.
         visitor = visitor_state()
-        with gr.Tabs() as tabs:
+        # Every tab one tap away on a phone: the tab bar wraps instead of folding tabs into "•••".
+        with gr.Tabs(overflow_behavior="wrap", elem_id="app-tabs") as tabs:
             with gr.Tab("Probe", id="probe"):
                 probe = build_probe()
             with gr.Tab("Stimulus lab", id="stimuli"):
@@ -63,15 +67,16 @@ def build_demo() -> gr.Blocks:
                 lesson = build_class(class_tokens, tabs, "class")
             with gr.Tab("About", id="about"):
                 build_about()
-        # "Ask models about this": the lab's stimulus goes on the Probe stage, and the Probe tab opens.
-        lab["ask"].click(
+        # "Ask models about this": the lab's stimulus goes on the Probe stage (the last item's answers
+        # and address go, as for any new item), and the Probe tab opens.
+        chosen = lab["ask"].click(
             lab["to_probe"], [lab["spec"], lab["variant"]], probe["spec"], api_visibility="private"
-        ).success(probe["show"], probe["spec"], probe["stage"], api_visibility="private").success(
-            None, js=lab["show_probe_js"]
         )
+        probe["new_item"](chosen.success, probe["show"], probe["spec"], probe["stage"], api_visibility="private")
+        chosen.success(None, js=lab["show_probe_js"])
         # A `?probe=` address replays a probe from the cache as the page opens.
         demo.load(remember_visitor, visitor, visitor, api_visibility="private")
-        demo.load(*probe["on_load"], api_visibility="private")
+        probe["after_load"](demo.load(*probe["on_load"], api_visibility="private"))
         # A `?class=` link opens the Class tab with its code; a reload finds a class in progress.
         demo.load(*lesson["load"], api_visibility="private")
     # API-bound events may overlap; local models serialise themselves (one copy, one lock). The

@@ -77,7 +77,7 @@ def build_human() -> dict[str, Any]:
     button switches tabs in the browser, so app.py wires nothing)."""
     if limits().public:
         identity.server_secret()  # made or read at start: a PROBE_SESSION_SECRET too short stops the app here
-    with gr.Tabs(elem_id="human-sections"):
+    with gr.Tabs(overflow_behavior="wrap", elem_id="human-sections"):  # both one tap away on a phone
         with gr.Tab("Take a benchmark", id="human-take"):
             take = _build_take()
         with gr.Tab("Judge texture words", id="human-judge") as judge_tab:
@@ -111,6 +111,8 @@ def _build_take() -> dict[str, Any]:
         with gr.Column(scale=2):
             progress = gr.Markdown("Enter your name, choose a benchmark and press Start.", elem_id="human-progress")
             clock = gr.HTML(view.clock("idle"), js_on_load=view.SCRIPT, elem_id="human-clock")
+            # Where the page says what became of a key pressed between two items (human_view.SCRIPT).
+            gr.HTML("", elem_id="human-pending")
             # Whole images (contain); a single image large, several side by side.
             images = gr.Gallery(label="Item", show_label=False, height=IMAGE_HEIGHT, columns=1, object_fit="contain",
                                 preview=True, allow_preview=True, interactive=False, visible=False,

@@ -8,6 +8,12 @@ its option (Top/Bottom, Above/Below, Left/Right: the Illusion Game's keys). A ke
 option, and choosing an option submits it (auto-advance), so a mouse click and a key take the
 same path to the server, which times the answer. Other kinds (numbers, letters, rows x columns)
 are typed into the answer box, which has the focus, and sent with Enter.
+
+A key pressed while the last answer is on its way (the moment between two items) is kept and
+answers the next item as soon as it shows (what was typed goes into its box), and the page says
+so; a key that is no answer to that item is said to be not taken. A presenter loses nothing
+unseen. (Kept rather than refused: a person answering quickly has already read the next item's
+keys; the time stored is still the server's, from sending the item to its answer.)
 """
 
 from __future__ import annotations
@@ -98,7 +104,8 @@ def clock(state: str, token: str = "", position: int = 0, total: int = 0, keys: 
     the server's, from sending the item to receiving the answer."""
     attributes = (
         f'class="human-clock" data-state="{state}" data-item="{html.escape(token)}" '
-        f'data-kind="{"text" if typed else "choice"}" data-keys="{html.escape(json.dumps(keys or {}))}"'
+        f'data-kind="{"text" if typed else "choice"}" data-keys="{html.escape(json.dumps(keys or {}))}" '
+        f'data-position="{position}"'
     )
     if state == "idle":
         return f'<div {attributes}><span class="human-hint">Press <kbd>Enter</kbd> to start.</span></div>'
@@ -175,15 +182,70 @@ def results_table(answers: Sequence[Answered]) -> str:
 # screen, never while a text box, number box or list has the focus (a name being typed).
 SCRIPT = r"""
 if (!window.humanTake) {
-  const take = (window.humanTake = { item: null, since: 0, focusPending: false });
+  const take = (window.humanTake = { item: null, since: 0, focusPending: false, sentFor: null, sentAt: 0,
+                                     queued: null, typed: "", submit: false, noteFor: null, status: "" });
   const $ = (selector) => document.querySelector(selector);
   const onScreen = (el) => !!el && el.offsetParent !== null;
   const typing = (el) => !!el && (el.isContentEditable || el.tagName === "TEXTAREA" || el.tagName === "SELECT" ||
     (el.tagName === "INPUT" && !["radio", "checkbox", "button", "submit", "range"].includes(el.type)));
   const answerBox = () => $("#human-answer textarea, #human-answer input");
+  const clockOf = () => $("#human-clock .human-clock");
+  // Between items: the answer is on its way and the next item not yet drawn. Gradio shows its
+  // loading veil on the clock while the server works; the moment before it appears is covered
+  // by the time the answer was sent.
+  // by the time the answer was sent, until the server's reply shows (its status line changes:
+  // "Answer n saved", or why the answer was not taken).
+  const statusText = () => $("#human-status")?.textContent ?? "";
+  const between = () => {
+    if ($("#human-clock .wrap.full:not(.hide)")) return true;
+    if (take.sentFor === null) return false;
+    if (take.sentFor !== clockOf()?.dataset.item || statusText() !== take.status ||
+        performance.now() - take.sentAt > 1500) { take.sentFor = null; return false; }
+    return true;
+  };
+  const sent = () => { take.sentFor = clockOf()?.dataset.item ?? null; take.sentAt = performance.now(); take.status = statusText(); };
+  // A key pressed between items is never dropped without a word: it is kept for the next item
+  // and said so here, then used (or, if the next item has no such answer, said to be not taken).
+  const note = (text, kind = "") => {
+    const box = $("#human-pending");
+    if (!box) return;
+    let line = box.querySelector(".human-note");
+    if (!line) { line = document.createElement("p"); line.className = "human-note"; line.setAttribute("aria-live", "polite"); box.appendChild(line); }
+    line.textContent = text;
+    line.dataset.kind = kind;
+    take.noteFor = clockOf()?.dataset.item ?? null;
+  };
+  const sign = (key) => ({ ArrowUp: "↑", ArrowDown: "↓", ArrowLeft: "←", ArrowRight: "→" })[key] || key.toUpperCase();
+  document.addEventListener("change", (event) => {  // a click on an option sends it as well
+    if (event.target.matches?.("#human-choice input[type=radio]")) sent();
+  }, true);
+  document.addEventListener("click", (event) => {
+    if (event.target.closest?.("#human-submit")) sent();
+  }, true);
   window.addEventListener("keydown", (event) => {
-    const clock = $("#human-clock .human-clock");
+    const clock = clockOf();
     if (!onScreen(clock) || event.ctrlKey || event.metaKey || event.altKey || event.repeat) return;
+    // What was kept from the gap goes first, so that keys keep their order (the gap may have
+    // just ended, before the next tick would have used it).
+    if (!between() && (take.queued !== null || take.typed)) useQueued(clock);
+    const box = answerBox();
+    if (event.target === box && clock.dataset.state === "running") {
+      if (between()) {  // typed ahead: kept for the next item's box
+        if (event.key.length === 1) take.typed += event.key;
+        else if (event.key === "Backspace") take.typed = take.typed.slice(0, -1);
+        else if (event.key === "Enter") take.submit = !!take.typed;
+        else return;
+        event.preventDefault();
+        event.stopPropagation();
+        note(event.key === "Enter" && !take.typed
+          ? "Enter came while the last answer was on its way: it was not taken."
+          : `Typed while the next item was on its way: “${take.typed}” goes into its box` +
+            (take.submit ? " and is sent." : "."), "queued");
+      } else if (event.key === "Enter" && box.value.trim()) {
+        sent();
+      }
+      return;
+    }
     if (typing(event.target)) return;
     const state = clock.dataset.state;
     if (event.key === "Enter") {
@@ -197,30 +259,95 @@ if (!window.humanTake) {
     }
     if (state !== "running") return;
     if (clock.dataset.kind === "text") {
-      const box = answerBox();
       if (event.key.length === 1 && onScreen(box)) box.focus(); // the character lands in the box
       return;
     }
     const keys = JSON.parse(clock.dataset.keys || "{}");
     const key = event.key.length === 1 ? event.key.toLowerCase() : event.key;
+    if (between()) {
+      if (!(key in keys) && !(key.length === 1 && /[a-z0-9]/.test(key)) && !key.startsWith("Arrow")) return;
+      event.preventDefault();
+      event.stopPropagation();
+      take.queued = key;
+      note(`${sign(key)} came while the next item was on its way: it answers the next item as soon as it shows.`, "queued");
+      return;
+    }
     if (!(key in keys)) return;
     const option = document.querySelectorAll("#human-choice input[type=radio]")[keys[key]];
     if (option) {
       event.preventDefault();
       event.stopPropagation(); // not also the gallery's arrows or a focused radio's own
-      if (!option.checked) option.click(); // choosing submits (the radio's input event)
+      if (!option.checked) { sent(); option.click(); } // choosing submits (the radio's input event)
     }
   }, true);
+  function useQueued(clock) {
+    if (take.queued === null && !take.typed) return;
+    if (clock.dataset.state !== "running") {
+      note("The test ended before the key pressed between items could be used: it was not taken.", "dropped");
+      take.queued = null; take.typed = ""; take.submit = false;
+      return;
+    }
+    if (clock.dataset.kind === "text") {
+      const box = answerBox();
+      if (!onScreen(box)) return;
+      const text = take.typed || (take.queued && take.queued.length === 1 ? take.queued : "");
+      const submit = take.submit && !!take.typed;
+      take.queued = null; take.typed = ""; take.submit = false;
+      if (!text) { note("The key pressed between items is not an answer here: it was not taken.", "dropped"); return; }
+      const setter = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(box), "value").set;
+      setter.call(box, text);
+      box.dispatchEvent(new Event("input", { bubbles: true }));
+      box.focus();
+      if (submit) {  // Enter came too: sent as if pressed now
+        setTimeout(() => { sent(); $("#human-submit")?.click(); }, 50);
+        note(`“${text}”, typed between items, answered item ${Number(clock.dataset.position || 0) + 1}.`, "used");
+      } else {
+        note(`“${text}”, typed between items, is in this item's box: press Enter to send it.`, "used");
+      }
+      return;
+    }
+    const keys = JSON.parse(clock.dataset.keys || "{}");
+    const options = document.querySelectorAll("#human-choice input[type=radio]");
+    const key = take.queued ?? (take.typed.length === 1 ? take.typed.toLowerCase() : null);
+    take.queued = null; take.typed = ""; take.submit = false;
+    if (key === null || !(key in keys)) {
+      note(`${key ? sign(key) : "What was typed"}, pressed between items, is no answer to this item: it was not taken.`,
+           "dropped");
+      return;
+    }
+    const option = options[keys[key]];
+    if (!option || [...options].some((o) => o.checked)) { take.queued = key; return; }  // not drawn yet
+    sent();
+    option.click();
+    note(`${sign(key)}, pressed between items, answered item ${Number(clock.dataset.position || 0) + 1}.`, "used");
+  };
   setInterval(() => {
-    const clock = $("#human-clock .human-clock");
+    const clock = clockOf();
     if (!clock) return;
     if (clock.dataset.item !== take.item) {
       take.item = clock.dataset.item;
       take.since = performance.now();
       take.focusPending = clock.dataset.state === "running";
+      take.reveal = clock.dataset.state === "running";
+      // A note about the item before last has had its time.
+      const line = $("#human-pending .human-note");
+      if (line && take.noteFor !== null && take.noteFor !== take.item && line.dataset.kind !== "queued") {
+        line.textContent = ""; line.dataset.kind = "";
+      }
     }
     const seconds = clock.querySelector(".human-seconds");
     if (seconds) seconds.textContent = ((performance.now() - take.since) / 1000).toFixed(1);
+    const top = $("#human-progress");
+    const bottom = [$("#human-choice"), $("#human-answer")].find(onScreen);
+    if (take.reveal && onScreen(clock) && top && bottom) {
+      // The item and its answer buttons in view together (a phone's header pushes them down);
+      // once per item, when its buttons are drawn.
+      take.reveal = false;
+      if (top.getBoundingClientRect().top < 0 || bottom.getBoundingClientRect().bottom > window.innerHeight) {
+        window.scrollTo({ top: top.getBoundingClientRect().top + window.scrollY - 8 });
+      }
+    }
+    if (!between() && (take.queued !== null || take.typed) && onScreen(clock)) useQueued(clock);
     if (take.focusPending && onScreen(clock)) {
       // A new item: the answer box takes the focus; for keys, nothing does (Start or a radio
       // button keeping it would take the next Enter or arrow).

@@ -5,46 +5,36 @@ prompt once below it. The page address then replays the probe from the cache."""
 
 from __future__ import annotations
 
-import asyncio
-import html
 import random
-from collections.abc import AsyncIterator, Sequence
-from pathlib import Path
 from typing import Any
 
 import gradio as gr
 
-from models.hf_backend import loaded_models, loading_progress
-from models.types import ImagePart, Output, fit_within
-from probes.asking.prompting import assemble_prompt
-from probes.core.benchmark import Benchmark
-from probes.core.errors import RunError, UsageError
+from models.hf_backend import loaded_models
+from models.types import fit_within
+from probes.core.errors import UsageError
 from probes.core.registry import benchmark_ids
-from probes.core.types import Item, Origin, Result
-from probes.demo.conditions import CONDITIONS, probe_config
-from probes.files.images import check_image_file
-from probes.running.deadline import run_within
+from probes.demo.conditions import CONDITIONS
 from probes.running.limits import current as limits
 from probes.running.limits import whole_number
-from probes.running.link_store import KEEP_DAYS, expired, new_link_id, today
-from probes.running.runner import Progress, RunPlan, preflight
+from probes.running.link_store import KEEP_DAYS, expired
 from ui import items as item_choice
 from ui import probe_examples as examples
+from ui import probe_export as export
+from ui import probe_stage as stage_js
 from ui.choices import CheckboxGroup, Dropdown, Radio
 from ui.common import (
-    backend_for,
     escape,
     key_boxes,
     model_choices,
-    paid_by_server,
-    session_keys,
-    spender,
     user_message,
     with_key_parameters,
 )
-from ui.probe_grid import DEFAULT_CONDITIONS, Cell, Sent, grid_html, prompts_html, sent_as
-from ui.probe_share import decode, encode, replay
-from ui.sessions import Lease, cache_reading, lease_off_loop, link_store, release_after, room_for, run_store
+from ui.probe_ask import probe, probe_query, sent_by_condition, status_html
+from ui.probe_export import Probed
+from ui.probe_grid import DEFAULT_CONDITIONS, Cell, grid_html, prompts_html
+from ui.probe_share import decode, replay
+from ui.sessions import cache_reading
 
 MAX_MODELS = 4
 MAX_IMAGES = 4  # image slots on the stage; an item with more shows the first four
@@ -55,19 +45,17 @@ STAGE_HEIGHT = 440
 # Pixels a side of an image on the stage, full screen included (the models are sent the
 # original): a 16 MP upload is not encoded and sent to the browser whole.
 STAGE_MAX_SIDE = 2048
-CONDITION_PIXELS = 16_000_000  # conditions asked at once: as many as fit these pixels (at least one)
-GENERATED_PIXELS = 1152 * 1152  # a generated picture, counted as the papers' largest canvas
-SCROLL_TO_GRID = (
-    "() => { document.getElementById('probe-grid')?.scrollIntoView({behavior: 'smooth', block: 'start'}); }"
-)
-SET_ADDRESS = "(query) => { if (query) { history.replaceState(null, '', query); } return query ? location.href : ''; }"
 
 
 def build_probe() -> dict[str, Any]:
     first = examples.spec_of(examples.FIRST)
     first_view = _view(first)
     spec = gr.State(first)
-    with gr.Row(equal_height=False):
+    probed = gr.State(None)  # the last Ask's grid as data, for the downloads
+    # The stage column holds the picture, the question and, right under them, the answers: a
+    # presenter sees all three at once (ui/probe_stage.py sizes the picture to the window). The
+    # controls and the Examples stand beside it (under it on a phone, after the answers).
+    with gr.Row(equal_height=False, elem_id="probe-row"):
         with gr.Column(scale=3, min_width=320, elem_id="probe-stage"):
             with gr.Row(elem_id="probe-stage-images"):
                 slots = [
@@ -77,25 +65,36 @@ def build_probe() -> dict[str, Any]:
                     for i in range(MAX_IMAGES)
                 ]  # fmt: skip
             item_text = gr.Markdown(first_view[MAX_IMAGES], elem_id="probe-item-text")
-            with gr.Accordion("Right answer", open=False):
+            with gr.Accordion("Right answer", open=False, elem_id="probe-answer-box"):
                 item_answer = gr.Markdown(first_view[MAX_IMAGES + 1], elem_id="probe-item-answer")
-        with gr.Column(scale=2, min_width=300):
+            status = gr.HTML(elem_id="probe-status", js_on_load=stage_js.SCRIPT)
+            grid = gr.HTML(elem_id="probe-grid")
+            with gr.Row(elem_id="probe-downloads"):
+                png = gr.DownloadButton("Grid as PNG (for slides)", visible=False, size="sm", elem_id="probe-png")
+                csv = gr.DownloadButton("Grid as CSV", visible=False, size="sm", elem_id="probe-csv")
+            link = gr.Textbox(label="Share this probe (the link replays it from the cache)", interactive=False,
+                              buttons=["copy"], visible=False, elem_id="probe-link")  # fmt: skip
+            prompts = gr.HTML(elem_id="probe-prompts")
+            query = gr.Textbox(visible=False, elem_id="probe-query")
+        with gr.Column(scale=2, min_width=300, elem_id="probe-controls"):
             choices = model_choices()
-            models = [
-                Dropdown(
-                    choices,
-                    value=DEFAULT_MODELS[i],
-                    label=f"Model {i + 1}",
-                    allow_custom_value=True,
-                    elem_id=f"probe-model-{i}",
-                )  # fmt: skip
-                for i in range(MAX_MODELS)
-            ]
+            models = []
+            for pair in range(0, MAX_MODELS, 2):  # two by two: the Examples stay near the top
+                with gr.Row(elem_classes=["probe-model-pair"]):
+                    models += [
+                        Dropdown(choices, value=DEFAULT_MODELS[i], label=f"Model {i + 1}", allow_custom_value=True,
+                                 min_width=200, elem_id=f"probe-model-{i}")
+                        for i in range(pair, pair + 2)
+                    ]  # fmt: skip
             conditions = CheckboxGroup(list(CONDITIONS), value=list(DEFAULT_CONDITIONS), label="Conditions",
                                           info="each one change from the item as asked", elem_id="probe-conditions")  # fmt: skip
             ask = gr.Button("Ask", variant="primary", elem_id="probe-ask")
             with gr.Accordion("API keys (used for this session only, never stored)", open=False):
                 keys = key_boxes("probe")
+            # Beside the stage, not above the answers: the gallery wraps to the column's width.
+            gallery = gr.Gallery(examples.gallery(), label="Examples: click one to put it on the stage", columns=3,
+                                 height="auto", allow_preview=False, object_fit="contain",
+                                 elem_id="probe-examples")  # fmt: skip
             with gr.Accordion("Choose another item", open=True, elem_id="probe-choose"):
                 source = Radio(list(SOURCES), value=SOURCES[0], label="Source", elem_id="probe-source")
                 with gr.Group(visible=True) as generated_box:
@@ -114,49 +113,99 @@ def build_probe() -> dict[str, Any]:
                     index = gr.Number(0, precision=0, label="Item number", elem_id="probe-index")
                     with gr.Row():
                         load = gr.Button("Load", elem_id="probe-load")
-                        pick_random = gr.Button("Random")
-                        pick_next = gr.Button("Next")
+                        pick_random = gr.Button("Random", elem_id="probe-random")
+                        pick_next = gr.Button("Next", elem_id="probe-next")
                 with gr.Group(visible=False) as upload_box:
                     files = gr.File(file_count="multiple", file_types=["image"], label="Images", elem_id="probe-files")
                     question = gr.Textbox(label="Question", elem_id="probe-question")
                     options = gr.Textbox(label="Options, one per line (optional)", lines=3)
                     answer = gr.Textbox(label="Answer: option text or letter (optional)")
                     use_upload = gr.Button("Use these images", elem_id="probe-use-upload")
-    gallery = gr.Gallery(examples.gallery(), label="Examples: click one to put it on the stage", columns=5,
-                         height="auto", allow_preview=False, object_fit="contain", elem_id="probe-examples")  # fmt: skip
-    status = gr.HTML(elem_id="probe-status")
-    grid = gr.HTML(elem_id="probe-grid")
-    link = gr.Textbox(label="Share this probe (the link replays it from the cache)", interactive=False,
-                      buttons=["copy"], visible=False, elem_id="probe-link")  # fmt: skip
-    prompts = gr.HTML(elem_id="probe-prompts")
-    query = gr.Textbox(visible=False, elem_id="probe-query")
 
     stage = [spec, *slots, item_text, item_answer, status]
+    downloads = [png, csv]
+    answers = [status, grid, prompts, query, probed]
+    # Async and API-bound: many at once cost little (local models queue on their own worker).
+    asking = ask.click(None, js=stage_js.REVEAL).then(
+        with_key_parameters(probe), [spec, *models, conditions, *keys], answers, api_name="probe", concurrency_limit=32
+    )
+    # `success`, not `then`: a probe stopped by another item leaves the new item's address and
+    # downloads alone.
+    asking.success(None, query, link, js=stage_js.SET_ADDRESS).success(
+        _share_box, query, link, api_visibility="private"
+    )  # fmt: skip
+    asking.success(export_files, [probed, spec], downloads, api_visibility="private")
+
+    def new_item(trigger: Any, handler: Any, inputs: list, outputs: list, **options: Any) -> Any:
+        """Another item on the stage: the last one's answers go at once (in the browser), a
+        probe still answering for it is stopped, and once the new item is drawn the address
+        names it. The handler's own outputs stay as they were (some are API endpoints)."""
+        trigger(None, None, [status, grid, prompts, query, link], js=stage_js.CLEAR, api_visibility="private")
+        event = trigger(handler, inputs, outputs, cancels=[asking], **options)
+        return event.then(fresh_item, spec, [grid, prompts, query, link, probed, *downloads],
+                          api_visibility="private").then(None, query, None, js=stage_js.SET_ADDRESS)  # fmt: skip
+
     source.change(
         lambda s: [gr.update(visible=s == name) for name in SOURCES], source,
         [generated_box, benchmark_box, upload_box], api_visibility="private",
     )  # fmt: skip
-    generate.click(generate_stimulus, [task, params, seed], stage, api_name="generate_stimulus")
-    load.click(load_item, [benchmark, data, index], [*stage, index], api_name="load_item")
-    pick_random.click(
-        lambda b, d: load_item(b, d, random.randrange(1_000_000)), [benchmark, data], [*stage, index],
-        api_visibility="private",
-    )  # fmt: skip
-    pick_next.click(
-        lambda b, d, i: load_item(b, d, int(i or 0) + 1), [benchmark, data, index], [*stage, index],
-        api_visibility="private",
-    )  # fmt: skip
-    use_upload.click(upload_item, [files, question, options, answer], stage, api_name="use_upload")
-    gallery.select(load_example, None, stage, api_visibility="private")
+    new_item(generate.click, generate_stimulus, [task, params, seed], stage, api_name="generate_stimulus")
+    new_item(load.click, load_item, [benchmark, data, index], [*stage, index], api_name="load_item")
+    new_item(pick_random.click, lambda b, d: load_item(b, d, random.randrange(1_000_000)), [benchmark, data],
+             [*stage, index], api_visibility="private")  # fmt: skip
+    new_item(pick_next.click, lambda b, d, i: load_item(b, d, int(i or 0) + 1), [benchmark, data, index],
+             [*stage, index], api_visibility="private")  # fmt: skip
+    new_item(use_upload.click, upload_item, [files, question, options, answer], stage, api_name="use_upload")
+    new_item(gallery.select, load_example, None, stage, api_visibility="private")
 
-    answers = [status, grid, prompts, query]
-    # Async and API-bound: many at once cost little (local models queue on their own worker).
-    ask.click(None, None, None, js=SCROLL_TO_GRID).then(
-        with_key_parameters(probe), [spec, *models, conditions, *keys], answers, api_name="probe", concurrency_limit=32
-    ).then(None, query, link, js=SET_ADDRESS).then(lambda q: gr.update(visible=bool(q)), query, link,
-                                                  api_visibility="private")  # fmt: skip
-    on_load = (replay_link, None, [*stage, *models, conditions, grid, prompts, query])
-    return {"spec": spec, "generate": generate, "ask": ask, "on_load": on_load, "stage": stage, "show": show_item}
+    loaded = [*stage, *models, conditions, grid, prompts, query, probed]
+    on_load = (replay_link, None, loaded)
+    return {"spec": spec, "generate": generate, "ask": ask, "on_load": on_load, "stage": stage,
+            "show": show_item, "new_item": new_item, "after_load": after_load(query, link, probed, spec, downloads)}  # fmt: skip
+
+
+def after_load(query: gr.Textbox, link: gr.Textbox, probed: gr.State, spec: gr.State, downloads: list) -> Any:
+    """What follows the page's load (app.py chains it): a replayed link's address stays, its
+    share box shows it, its downloads are made, and the stage comes into view with its grid."""
+
+    def chain(event: Any) -> None:
+        shown = event.then(None, query, link, js="(q) => { if (q) { window.probeStage?.reveal_soon(); } "
+                           "return q ? location.href : ''; }")  # fmt: skip
+        shown.then(_share_box, query, link, api_visibility="private")
+        event.then(export_files, [probed, spec], downloads, api_visibility="private")
+
+    return chain
+
+
+def _share_box(query: str | None) -> dict[str, Any]:
+    """The share box shows a link to a probe (models and answers), not to an item alone: after
+    a failed Ask the address still names the item, but there is nothing to share."""
+    try:
+        return gr.update(visible=bool(query) and bool(decode(query.removeprefix("?probe=")).models))
+    except Exception:  # noqa: BLE001 - not a link we made: nothing to show
+        return gr.update(visible=False)
+
+
+def fresh_item(spec: item_choice.ItemSpec | None) -> list[Any]:
+    """After a new item: no grid, prompts, link or downloads; the query names the item alone
+    (a reload brings it back; an upload cannot be named, and the address then names nothing)."""
+    shown = probe_query(spec, [], [], None) if spec is not None else ""
+    hidden = gr.update(value=None, visible=False)
+    return ["", "", shown, gr.update(value="", visible=False), None, hidden, hidden]
+
+
+def export_files(probed: Probed | None, spec: item_choice.ItemSpec | None) -> list[Any]:
+    """The downloads of the last grid: shown once every cell is in, and only while its item is
+    the one on stage."""
+    hidden = gr.update(value=None, visible=False)
+    if probed is None or probed.spec != spec:
+        return [hidden, hidden]
+    try:
+        png, csv = export.write(probed)
+    except Exception as exc:  # noqa: BLE001 - a failed export must not break the probe shown
+        user_message(exc)  # logged
+        return [hidden, hidden]
+    return [gr.update(value=str(png), visible=True), gr.update(value=str(csv), visible=True)]
 
 
 # --- the stage --------------------------------------------------------------------------------
@@ -181,13 +230,7 @@ def _stage(spec: item_choice.ItemSpec, status: str = "") -> list[Any]:
 
 
 def _unchanged_stage(message: str) -> list[Any]:
-    return [gr.update()] * (1 + MAX_IMAGES + 2) + [_status(message, warning=True)]
-
-
-def _status(message: str, warning: bool = False) -> str:
-    """Plain text as HTML: a message is never read as markup (a path or a quote shows as itself)."""
-    mark = "⚠ " if warning else ""
-    return f'<p class="probe-status{" warning" if warning else ""}">{mark}{html.escape(message)}</p>' if message else ""
+    return [gr.update()] * (1 + MAX_IMAGES + 2) + [status_html(message, warning=True)]
 
 
 def show_item(spec: item_choice.ItemSpec | None) -> list[Any]:
@@ -236,210 +279,6 @@ def load_example(event: gr.SelectData) -> list[Any]:
         return _unchanged_stage(user_message(exc))
 
 
-# --- asking -----------------------------------------------------------------------------------
-
-
-async def probe(
-    request: gr.Request,
-    spec: item_choice.ItemSpec | None,
-    model_1: str | None,
-    model_2: str | None,
-    model_3: str | None,
-    model_4: str | None,
-    chosen_conditions: Sequence[str] | None,
-    *typed_keys: str,
-) -> AsyncIterator[list[Any]]:
-    """Ask every chosen model under every chosen condition; the grid fills as answers come (one
-    failing model or condition fails only its own cells). Yields [status, grid, prompts, query]."""
-    models = list(dict.fromkeys(m.strip() for m in (model_1, model_2, model_3, model_4) if m and m.strip()))
-    names = [name for name in CONDITIONS if name in (chosen_conditions or [])]
-    keys = session_keys(*typed_keys)
-    lease: Lease | None = None  # this session's store, held until every run of this probe has ended
-    try:
-        if not models:
-            raise UsageError("choose at least one model")
-        if not names:
-            raise UsageError("tick at least one condition ('as asked' is the item as it is)")
-        for model in models:
-            limits().text("model id", model)
-        benchmark, item = item_choice.resolve(spec)
-        backends, refused = {}, {}
-        for model in models:  # a model that cannot be asked fails only its own row
-            try:
-                backends[model] = backend_for(model, keys)
-            except Exception as exc:  # noqa: BLE001 - user_message logs what is not the visitor's mistake
-                refused[model] = user_message(exc)
-        await asyncio.to_thread(room_for, request, len(backends) * len(names))
-        lease = await lease_off_loop(request)
-        # Drawn at once: the prompts' images become thumbnails and their pixels go.
-        sent = await asyncio.to_thread(_sent, benchmark, item, names)
-        prompts = await asyncio.to_thread(prompts_html, sent)
-    except BaseException as exc:
-        if lease is not None:
-            lease.release()
-        if not isinstance(exc, Exception):  # cancelled: the visitor left
-            raise
-        yield [_status(user_message(exc), warning=True), gr.update(), gr.update(), gr.update()]
-        return
-    assert lease is not None
-    cells = {(m, n): Cell("failed", message=refused[m]) if m in refused else Cell() for m in models for n in names}
-    # On a public Space a probe's link carries an id under which the answers paid with the
-    # visitor's own key are kept (30 days), so that the link replays them for anyone.
-    link = new_link_id() if limits().public else None
-    query = _query(spec, models, names, link)
-    try:
-        yield [_status(f"Asking {len(models)} model(s) under {len(names)} condition(s)…"),
-               grid_html(item, models, names, cells, sent), prompts, gr.update()]  # fmt: skip
-    except BaseException:  # the visitor left before anything was asked
-        lease.release()
-        raise
-    done: asyncio.Queue = asyncio.Queue()
-    # Read through the Space's cache and the operator's store (a prepared demo): an answer already
-    # there is shown at once and costs nothing; each request sent on the server's keys is charged
-    # as it goes (`spend`), and what it buys is shared with the next visitor (not an upload's).
-    paid = [backends[m].model_id for m in backends if paid_by_server(m, keys)]
-    store = run_store(lease, paid, private=not benchmark.cache_images)
-    spend = spender(request, keys)
-    kept: list[tuple[str, Output]] = []  # replies to keep under the link (not the Space's to share)
-
-    async def ask_condition(name: str) -> None:
-        """Every model under one condition: the API models in one run, so the item's images are
-        decoded, hashed and encoded once for all of them (four models of 16 MP uploads took
-        2.5 GB asked one by one); each local model in a run of its own, so its loading keeps
-        no other pane waiting. Puts exactly one cell per model on `done`, whatever happens."""
-        condition = CONDITIONS[name]
-        plan_for = lambda chosen: RunPlan(benchmark, [item], [backends[m] for m in chosen], condition.mode,  # noqa: E731
-                                          condition.perturbation, probe_config(condition), origin=Origin.PROBE,
-                                          spend=spend)  # fmt: skip
-        ready = []
-        for model in backends:
-            try:
-                preflight(plan_for([model]))
-                ready.append(model)
-            except RunError as exc:  # this condition does not apply to this item (no examples, no options)
-                await done.put((model, name, Cell("n/a", message=str(exc))))
-            except Exception as exc:  # noqa: BLE001 - the model cannot run here: its own cells say why
-                await done.put((model, name, Cell("failed", message=user_message(exc))))
-        remote = [m for m in ready if m not in local]
-        groups = ([remote] if remote else []) + [[m] for m in ready if m in local]
-        await asyncio.gather(*(ask_together(group, name, plan_for(group)) for group in groups))
-
-    async def ask_together(chosen: list[str], name: str, plan: RunPlan) -> None:
-        typed = {backends[m].model_id: m for m in chosen}
-        answered: set[str] = set()
-
-        def on_result(result: Result, _: Progress) -> None:
-            model = typed.get(result.model)
-            if model is not None and model not in answered:
-                answered.add(model)
-                done.put_nowait((model, name, Cell("done", result)))
-                if link and result.cache_key and result.reply is not None and result.model not in paid:
-                    # Not in the Space's shared cache (bought with the visitor's own key, or free):
-                    # kept for the link, so that it replays for anyone who opens it.
-                    kept.append((result.cache_key, Output(result.reply, result.latency or 0.0)))
-
-        failure = "no reply"
-        try:
-            await run_within(plan, store, limits().deadline, on_result)
-        except Exception as exc:  # noqa: BLE001 - the models not yet answered fail, only their own cells
-            failure = user_message(exc)
-        finally:
-            for model in chosen:
-                if model not in answered:
-                    done.put_nowait((model, name, Cell("failed", message=failure)))
-
-    local = [m for m in backends if m.startswith("hf/")]
-    # Conditions run side by side, unless the item's pictures are large: each condition decodes
-    # and transforms them on its own (eight conditions of four 16 MP uploads took 2.75 GB).
-    side_by_side = asyncio.Semaphore(max(1, min(len(names), CONDITION_PIXELS // max(1, _pixels(item)))))
-
-    async def ask_condition_in_turn(name: str) -> None:
-        async with side_by_side:
-            await ask_condition(name)
-
-    tasks = [asyncio.create_task(ask_condition_in_turn(n)) for n in names] if backends else []
-    total = len(backends) * len(names)
-    if not tasks:
-        lease.release()
-        yield [
-            _status("no model could be asked", warning=True),
-            grid_html(item, models, names, cells, sent),
-            prompts,
-            "",
-        ]
-        return
-    try:
-        finished = 0
-        while finished < total:
-            try:  # a local model may take a while to download and load: say how far it is
-                model, name, cell = await asyncio.wait_for(done.get(), timeout=1.0 if local else None)
-            except TimeoutError:
-                loading = [f"{m}: {p.message}" for m in local if (p := loading_progress(m)).busy]
-                if loading:
-                    yield [_status("; ".join(loading)), gr.skip(), gr.skip(), gr.skip()]
-                continue
-            finished += 1
-            cells[(model, name)] = cell
-            last = finished == total
-            if last and kept:
-                await asyncio.to_thread(link_store().keep, link, kept)
-            status = f"{finished} of {total} answered" + (
-                " · the address now replays this probe" if last and query else ""
-            )
-            # The last frame carries everything: an API client reads its answer from it.
-            shown_prompts = prompts if last else gr.skip()
-            yield [_status(status), grid_html(item, models, names, cells, sent), shown_prompts,
-                   query if last else gr.skip()]  # fmt: skip
-    finally:
-        for task in tasks:
-            task.cancel()
-        release_after(lease, tasks)
-
-
-def _pixels(item: Item) -> int:
-    """The item's pixels, from the files' headers (nothing decoded); a generated picture, which
-    has no file, counts as a large canvas."""
-    total = 0
-    for source in item.images:
-        try:
-            info = check_image_file(Path(source.path), verify=False) if source.path else None
-        except Exception:  # noqa: BLE001 - an unreadable file fails when asked, not here
-            info = None
-        total += info.width * info.height if info is not None else GENERATED_PIXELS
-    return total
-
-
-def _hashed_parts(which: Item) -> list[ImagePart]:
-    """A prompt's images, each hashed and let go before the next is decoded: the prompt's hash
-    needs them all, its thumbnails decode them again one at a time."""
-    parts = [ImagePart(source.load) for source in which.images]
-    for part in parts:
-        _ = part.sha256
-        part.let_go()
-    return parts
-
-
-def _sent(benchmark: Benchmark, item: Item, names: Sequence[str]) -> dict[str, Sent]:
-    """Each condition as sent (what every model is sent): the item as it asks it, its prompt and
-    a thumbnail of its picture, or why it cannot be asked."""
-    sent: dict[str, Sent] = {}
-    for name in names:
-        condition = CONDITIONS[name]
-        try:
-            asked, prompt = assemble_prompt(
-                benchmark, item, condition.mode, condition.perturbation, _hashed_parts, _hashed_parts
-            )
-            sent[name] = sent_as(asked, prompt.messages)
-        except Exception as exc:  # noqa: BLE001 - shown in place of the prompt
-            sent[name] = Sent(None, problem=user_message(exc))
-    return sent
-
-
-def _query(spec: item_choice.ItemSpec | None, models: Sequence[str], names: Sequence[str], link: str | None) -> str:
-    encoded = encode(spec, models, names, link, today() if link else None) if spec is not None else None
-    return f"?probe={encoded}" if encoded else ""
-
-
 # --- a link that replays ------------------------------------------------------------------------
 
 
@@ -461,7 +300,7 @@ def replay_link(request: gr.Request) -> list[Any]:
     local model already loaded takes the second model's place (it needs no key and is warm)."""
     value = (getattr(request, "query_params", None) or {}).get("probe") if request is not None else None
     stage_size = 1 + MAX_IMAGES + 3  # spec, images, question, answer, status
-    unchanged = [gr.update()] * (stage_size + MAX_MODELS + 4)
+    unchanged = [gr.update()] * (stage_size + MAX_MODELS + 5)
     if not value:
         loaded = loaded_models()  # a local model already in memory answers at once: offer it
         if loaded:
@@ -471,12 +310,15 @@ def replay_link(request: gr.Request) -> list[Any]:
         shared = decode(limits().text("link", value))
         spec, models, names = shared.spec, shared.models, shared.conditions
         benchmark, item = item_choice.resolve(spec)
+        if not models:  # the address of an item alone (chosen, not yet asked): the item, no grid
+            return [*_stage(spec), *unchanged[stage_size : stage_size + MAX_MODELS + 1], "", "", f"?probe={value}",
+                    None]  # fmt: skip
         with cache_reading(request, shared.link) as reader:
             cells = replay(spec, models, names, reader)
-        stage = _stage(spec, _status(_replayed(cells, expired(shared.day))))
+        stage = _stage(spec, status_html(_replayed(cells, expired(shared.day))))
         boxes = [gr.update(value=models[i] if i < len(models) else None) for i in range(MAX_MODELS)]
-        sent = _sent(benchmark, item, names)
+        sent = sent_by_condition(benchmark, item, names)
         return [*stage, *boxes, gr.update(value=names), grid_html(item, models, names, cells, sent),
-                prompts_html(sent), f"?probe={value}"]  # fmt: skip
+                prompts_html(sent), f"?probe={value}", Probed(spec, item, models, names, cells, sent)]  # fmt: skip
     except Exception as exc:  # noqa: BLE001 - user_message logs what is not the visitor's mistake
-        return [*unchanged[: stage_size - 1], _status(user_message(exc), warning=True), *unchanged[stage_size:]]
+        return [*unchanged[: stage_size - 1], status_html(user_message(exc), warning=True), *unchanged[stage_size:]]

@@ -80,27 +80,58 @@ def shown_answer(item: Item, value: object) -> str:
     return str(value)
 
 
-def _cell_html(item: Item, cell: Cell) -> str:
+@dataclass(frozen=True)
+class Shown:
+    """A cell as a person reads it, the same on the page and in the downloads: its verdict
+    (right, wrong, ungraded, failed, does not apply, not in the cache, asking, no reply), the
+    answer as shown (an option's label and text), the seconds it took, and a note (why it
+    failed, why it is ungraded)."""
+
+    verdict: str
+    answer: str = ""
+    latency: float | None = None
+    note: str = ""
+    reply: str = ""
+
+
+WORDS = {"failed": "failed", "n/a": "does not apply", "missing": "not in the cache", "waiting": "asking"}
+
+
+def shown_cell(item: Item, cell: Cell) -> Shown:
     """`item`: the item as this cell's condition asked it."""
-    if cell.state == "waiting":
-        return '<td class="cell waiting">asking…</td>'
-    if cell.state in ("failed", "n/a", "missing"):
-        label = {"failed": "⚠ failed", "n/a": "does not apply", "missing": "not in the cache"}[cell.state]
-        return f'<td class="cell {cell.state.replace("/", "")}"><b>{label}</b><small>{html.escape(cell.message)}</small></td>'
+    if cell.state != "done":
+        return Shown(WORDS.get(cell.state, cell.state), note=cell.message)
     result = cell.result
     assert result is not None
     if result.status is Status.ERROR:
-        return f'<td class="cell failed"><b>⚠ no reply</b><small>{html.escape(result.error or "")}</small></td>'
-    verdict = {True: ("right", "✓"), False: ("wrong", "✗"), None: ("ungraded", "–")}[result.correct]
+        return Shown("no reply", note=result.error or "", latency=result.latency)
+    verdict = {True: "right", False: "wrong", None: "ungraded"}[result.correct]
     answer = shown_answer(item, result.parsed) if result.status is Status.ANSWERED else result.status.value
-    latency = "" if result.latency is None else f"{result.latency:.2f} s"
+    return Shown(verdict, answer, result.latency, result.ungraded or "", result.reply or "")
+
+
+MARKS = {"right": "✓", "wrong": "✗", "ungraded": "–"}
+CLASSES = {"failed": "failed", "does not apply": "na", "not in the cache": "missing", "no reply": "failed"}
+
+
+def _cell_html(item: Item, cell: Cell) -> str:
+    """`item`: the item as this cell's condition asked it."""
+    shown = shown_cell(item, cell)
+    if shown.verdict == "asking":
+        return '<td class="cell waiting">asking…</td>'
+    if shown.verdict in CLASSES:
+        label = {"failed": "⚠ failed", "no reply": "⚠ no reply"}.get(shown.verdict, shown.verdict)
+        note = html.escape(shown.note)
+        return f'<td class="cell {CLASSES[shown.verdict]}"><b>{label}</b><small class="reason" title="{note}">{note}</small></td>'
+    result = cell.result
+    assert result is not None
+    latency = "" if shown.latency is None else f"{shown.latency:.2f} s"
     cached = CACHED_FROM.get(result.cached_from or "", " · cached" if result.cached else "")
-    reply = html.escape(result.reply or "")
-    why = f'<small class="why">{html.escape(result.ungraded)}</small>' if result.ungraded else ""
+    why = f'<small class="why">{html.escape(shown.note)}</small>' if shown.note else ""
     return (
-        f'<td class="cell {verdict[0]}"><b>{verdict[1]} {html.escape(answer)}</b>{why}'
-        f"<small>{latency}{cached}</small>"
-        f"<details><summary>reply</summary><pre>{reply}</pre></details></td>"
+        f'<td class="cell {shown.verdict}"><b>{MARKS[shown.verdict]} {html.escape(shown.answer)}</b>{why}'
+        f'<small class="seconds">{latency}{cached}</small>'
+        f"<details><summary>reply</summary><pre>{html.escape(shown.reply)}</pre></details></td>"
     )
 
 
@@ -124,7 +155,7 @@ def grid_html(
         rows.append(f'<tr><th class="model">{html.escape(model)}</th>{tds}</tr>')
     expected = ""
     if item.target is not None:
-        expected = f'<p class="expected">Right answer as asked: <b>{html.escape(shown_answer(item, _target_value(item)))}</b></p>'
+        expected = f'<p class="expected">Right answer as asked: <b>{html.escape(shown_answer(item, target_value(item)))}</b></p>'
     return (
         f'<div class="probe-grid-wrap">{expected}<table class="probe-grid"><thead><tr><th></th>{head}</tr></thead>'
         f"<tbody>{''.join(rows)}</tbody></table></div>"
@@ -141,13 +172,13 @@ def _condition_head(name: str, sent: Sent | None) -> str:
         picture = '<span class="sent-picture none">no picture</span>'
     asked = sent.item
     if asked.target is not None:
-        truth = f"right: {html.escape(shown_answer(asked, _target_value(asked)))}"
+        truth = f"right: {html.escape(shown_answer(asked, target_value(asked)))}"
     else:
         truth = html.escape(asked.ungraded_because or "not graded")
     return f'<th class="condition">{html.escape(name)}{picture}<small class="truth">{truth}</small></th>'
 
 
-def _target_value(item: Item) -> object:
+def target_value(item: Item) -> object:
     if item.kind is AnswerKind.PAIR:
         return list(item.target)
     return item.target

@@ -48,7 +48,9 @@ class Shared:
 def encode(
     spec: ItemSpec, models: Sequence[str], conditions: Sequence[str], link: str | None = None, day: int | None = None
 ) -> str | None:
-    """The `probe` query value for this probe, or None when it cannot be shared (an upload)."""
+    """The `probe` query value for this probe, or None when it cannot be shared (an upload).
+    Without models and conditions it names the item alone: the address of an item chosen and
+    not yet asked (a reload brings it back, with no grid)."""
     if spec.source == "upload":
         return None
     data: dict[str, Any] = {"s": spec.source, "b": spec.benchmark, "i": spec.index, "m": list(models),
@@ -77,8 +79,9 @@ def decode(value: str) -> Shared:
     ok = (
         isinstance(data.get("b"), str)
         and isinstance(data.get("i"), int)
-        and isinstance(models, list) and 0 < len(models) <= MAX_MODELS and all(isinstance(m, str) for m in models)
-        and isinstance(conditions, list) and all(c in CONDITIONS for c in conditions) and conditions
+        and isinstance(models, list) and len(models) <= MAX_MODELS and all(isinstance(m, str) for m in models)
+        and isinstance(conditions, list) and all(c in CONDITIONS for c in conditions)
+        and bool(models) == bool(conditions)  # both, or neither: an item on the stage, not yet asked
         and isinstance(params, dict)
         and all(isinstance(k, str) and isinstance(v, list) and all(isinstance(x, str) for x in v) for k, v in params.items())
         and (data.get("k") is None or (isinstance(data["k"], str) and len(data["k"]) <= 64))

@@ -23,7 +23,7 @@ def test_a_large_upload_is_shown_smaller_and_sent_whole(tmp_path, monkeypatch):
 
     benchmark = UploadSet.from_files(paths, "Which is bluer?", [], "")
     item = benchmark.items()[0]
-    view = probe._sent(benchmark, item, ["as asked"])
+    view = probe.sent_by_condition(benchmark, item, ["as asked"])
     parts = [part for message in view["as asked"].messages for part in message.images]
     assert [p.sha256 for p in parts] and all(not p._memo.get("image") for p in parts)
     html = probe.prompts_html(view)
