@@ -84,7 +84,7 @@ def build_scoreboard() -> dict[str, Any]:
         group = Dropdown([OVERALL], value=OVERALL, label="Break down by", elem_id="score-group", scale=1,
                             min_width=120, **FREE)  # fmt: skip
     status = gr.Markdown(elem_id="score-status")
-    with gr.Tabs(elem_id="score-views"):
+    with gr.Tabs(overflow_behavior="wrap", elem_id="score-views"):  # every view one tap away on a phone
         with gr.Tab("Table", id="score-view-table") as table_view:
             table = gr.Dataframe(headers=TABLE_COLUMNS, interactive=False, max_height=460, elem_id="score-table",
                                  show_label=False)  # fmt: skip

@@ -41,6 +41,21 @@ def test_every_tab_is_one_tap_away_on_a_phone(serve, browser, tmp_path):
             assert section.evaluate(IN_VIEW), name
             section.tap()
             expect(section).to_have_attribute("aria-selected", "true")
+        # The Scoreboard's views and the Class tab's two sides, each one tap away too.
+        for main, inner in (("Scoreboard", "#score-views"), ("Class", "#class-tabs")):
+            page.evaluate("window.scrollTo(0, 0)")
+            page.get_by_role("tab", name=main, exact=True).tap()
+            views = page.locator(f"{inner} [role=tab]")
+            expect(views.first).to_be_visible()
+            expect(page.locator(f'{inner} button[aria-label="More tabs"]:visible')).to_have_count(0)
+            assert views.count() >= 2, inner
+            for index in range(views.count()):
+                view = views.nth(index)
+                view.scroll_into_view_if_needed()
+                assert view.evaluate(IN_VIEW), f"{inner}: {view.inner_text()} is not on screen"
+                view.tap()
+                expect(view).to_have_attribute("aria-selected", "true")
+        screenshot(page, tmp_path, "phone-inner-tabs")
     finally:
         context.close()
 

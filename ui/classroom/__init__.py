@@ -42,7 +42,7 @@ def build_class(
     in progress."""
     teacher_token, student_token = tokens
     shown = gr.State(None)  # the item index a student's picture shows
-    with gr.Tabs(elem_id="class-tabs") as tabs:
+    with gr.Tabs(overflow_behavior="wrap", elem_id="class-tabs") as tabs:  # one tap away on a phone
         with gr.Tab("Join a class", id="class-join"):
             with gr.Group(elem_id="class-join-box") as join_box:
                 code = gr.Textbox(label="Class code", max_length=12, elem_id="class-code")
