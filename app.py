@@ -81,6 +81,11 @@ def build_demo() -> gr.Blocks:
         demo.load(*lesson["load"], api_visibility="private")
     # API-bound events may overlap; local models serialise themselves (one copy, one lock). The
     # queue is bounded: past it a visitor is told to come back, instead of the server piling up work.
+    # Gradio's queue rebuilds a pandas summary of its last 10,000 events after every event (for
+    # its monitoring page, which this app does not show): 15-20% of the server's CPU with a class
+    # polling (py-spy, BENCHMARKS "A class in the room"). Kept, but recomputed once per 1,000 events.
+    os.environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", "1000")
+    os.environ.setdefault("GRADIO_ANALYTICS_MAX_EVENTS", "1000")
     demo.queue(default_concurrency_limit=4, max_size=QUEUE_SIZE)
     return demo
 
