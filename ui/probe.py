@@ -108,7 +108,7 @@ def build_probe() -> dict[str, Any]:
                 with gr.Group(visible=False) as benchmark_box:
                     benchmark = Dropdown(benchmark_ids(), value="blind/touching-circles", label="Benchmark",
                                             elem_id="probe-benchmark")  # fmt: skip
-                    data = gr.Textbox(label="Data folder", placeholder="only for benchmarks read from a folder (--data)",
+                    data = gr.Textbox(label="Data folder", placeholder="only for benchmarks read from a folder: its path",
                                       visible=not limits().public)  # fmt: skip
                     index = gr.Number(0, precision=0, label="Item number", elem_id="probe-index")
                     with gr.Row():
