@@ -319,6 +319,6 @@ def replay_link(request: gr.Request) -> list[Any]:
         boxes = [gr.update(value=models[i] if i < len(models) else None) for i in range(MAX_MODELS)]
         sent = sent_by_condition(benchmark, item, names)
         return [*stage, *boxes, gr.update(value=names), grid_html(item, models, names, cells, sent),
-                prompts_html(sent), f"?probe={value}", Probed(spec, item, models, names, cells, sent)]  # fmt: skip
+                prompts_html(sent), f"?probe={value}", Probed.kept(spec, item, models, names, cells, sent)]  # fmt: skip
     except Exception as exc:  # noqa: BLE001 - user_message logs what is not the visitor's mistake
         return [*unchanged[: stage_size - 1], status_html(user_message(exc), warning=True), *unchanged[stage_size:]]

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import html
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -173,7 +172,7 @@ async def probe(
             grid_html(item, models, names, cells, sent),
             prompts,
             "",
-            Probed(spec, item, models, names, dict(cells), kept_lightly(sent)),
+            await asyncio.to_thread(Probed.kept, spec, item, models, names, cells, sent),
         ]
         return
     try:
@@ -196,7 +195,9 @@ async def probe(
             )
             # The last frame carries everything: an API client reads its answer from it.
             shown_prompts = prompts if last else gr.skip()
-            done_grid = Probed(spec, item, models, names, dict(cells), kept_lightly(sent)) if last else gr.skip()
+            done_grid = (
+                await asyncio.to_thread(Probed.kept, spec, item, models, names, cells, sent) if last else gr.skip()
+            )
             yield [status_html(status), grid_html(item, models, names, cells, sent), shown_prompts,
                    query if last else gr.skip(), done_grid]  # fmt: skip
     finally:
@@ -249,11 +250,3 @@ def probe_query(
 ) -> str:
     encoded = encode(spec, models, names, link, today() if link else None) if spec is not None else None
     return f"?probe={encoded}" if encoded else ""
-
-
-def kept_lightly(sent: dict[str, Sent]) -> dict[str, Sent]:
-    """What the downloads keep of each condition once Ask is done (in the session's state until
-    the next Ask): its item's words and truth, not the pictures it sent (a transformed picture is
-    held in memory: four 16 MP uploads x every condition were hundreds of MB kept per visitor)."""
-    return {name: replace(one, item=replace(one.item, images=()) if one.item is not None else None)
-            for name, one in sent.items()}  # fmt: skip
