@@ -16,6 +16,7 @@ from models.types import BackendError
 from probes.core.errors import ProbeError, UsageError
 from probes.running.settings import check as check_settings
 from ui.about import build_about
+from ui.about.my_results import FOLDER as MY_RESULTS
 from ui.body_bound import BodyBound
 from ui.classroom import browser_tokens, build_class
 from ui.cleanup import start_sweeper
@@ -24,11 +25,10 @@ from ui.evaluate import build_evaluate
 from ui.human import build_human
 from ui.mining import WORK as MINING_DIR
 from ui.mining import build_mining
-from ui.my_results import FOLDER as MY_RESULTS
 from ui.probe import build_probe
-from ui.probe_export import EXPORTS as GRID_EXPORTS
+from ui.probe.export import EXPORTS as GRID_EXPORTS
 from ui.scoreboard import build_scoreboard
-from ui.scoreboard_data import EXPORTS
+from ui.scoreboard.data import EXPORTS
 from ui.sessions import SESSIONS, remember_visitor, sweep_links, visitor_state
 from ui.stimuli import LAB_DIR, build_stimuli
 

@@ -445,7 +445,7 @@ def links_server_folder(ctx: Context) -> Outcome:
     shown, refusals = [], []
     for target in (folder, folder / "missing"):
         session = f"link-{time.monotonic_ns()}"
-        # The link as the page writes it (ui/probe_share.py), crafted by hand as an attacker would.
+        # The link as the page writes it (ui/probe/share.py), crafted by hand as an attacker would.
         named = {"s": "benchmark", "b": f"custom:{target}", "i": 0, "m": ["baseline/chance"], "c": ["as asked"]}
         link = base64.urlsafe_b64encode(json.dumps(named).encode()).decode().rstrip("=")
         outputs = _open_link(ctx.url, session, link)

@@ -203,8 +203,7 @@ def child(args: argparse.Namespace) -> None:
     import app
 
     app.build_demo()  # the app as it starts: tabs built, plotly imported
-    from ui import scoreboard_handlers as handlers
-    from ui.scoreboard import scoreboard
+    from ui.scoreboard import handlers, scoreboard
 
     scenario = scenario_of(args.size)
     figures: dict[str, object] = {}
@@ -226,7 +225,8 @@ def child(args: argparse.Namespace) -> None:
 
     def reopen() -> None:
         """A fresh connection to the store and nothing kept from it (as after the app starts)."""
-        from ui import scoreboard_data, sessions
+        from ui import sessions
+        from ui.scoreboard import data as scoreboard_data
 
         sessions.shared_store.cache_clear()
         for kept in ("_cache", "_shown", "_derived", "_tallies"):
@@ -256,7 +256,7 @@ def child(args: argparse.Namespace) -> None:
     figures["/scoreboard API (all views)"] = timed(
         lambda: _call(scoreboard, benchmark, [], "all", "all", "overall only", agree_model, agree_modes))[0]  # fmt: skip
     try:
-        from ui.scoreboard_views import compare, modes_opened, psychometric
+        from ui.scoreboard.views import compare, modes_opened, psychometric
     except ImportError:  # the code before issue 24: these views' data came with `sync` and `scoreboard`
         modes_opened = None
     if modes_opened is not None:
@@ -288,7 +288,7 @@ def child(args: argparse.Namespace) -> None:
 
 
 def _swept(benchmark: str) -> list[str]:
-    from ui.scoreboard_data import facets, origins_for, stored_tally
+    from ui.scoreboard.data import facets, origins_for, stored_tally
 
     return facets(stored_tally(), benchmark, origins_for(False)).swept
 

@@ -122,7 +122,7 @@ def test_the_scoreboard_reads_the_operators_store_it_may_not_write(tmp_path):
     code = (
         "import json, app\n"
         "app.build_demo()\n"
-        "from ui.scoreboard_data import stored_tally\n"
+        "from ui.scoreboard.data import stored_tally\n"
         "from ui.sessions import shared_store\n"
         "from probes.core.types import Result, Status\n"
         "try:\n"
@@ -216,7 +216,7 @@ def test_report_and_writers_in_process(tmp_path, deny_writing, capsys):
 
 def test_the_scoreboard_reads_the_operators_store_in_process(tmp_path, monkeypatch, deny_writing):
     from tests.ui.conftest import reset_caches
-    from ui import scoreboard_data
+    from ui.scoreboard import data as scoreboard_data
     from ui.sessions import shared_store
 
     home = tmp_path / "home"

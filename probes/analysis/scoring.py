@@ -102,7 +102,7 @@ def _two_sum(high: float, low: float, value: float) -> tuple[float, float]:
     return total, low + error
 
 
-@dataclass(slots=True)  # kept by the thousand per view (ui/scoreboard_data.py): no __dict__ each
+@dataclass(slots=True)  # kept by the thousand per view (ui/scoreboard/data.py): no __dict__ each
 class Counts:
     """What a scoreboard row is built from, for any set of results: addable, so counts kept per
     cell (origin, store) merge into the row of their union. Sums are (high, low) pairs whose

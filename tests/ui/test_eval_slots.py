@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 from tests.support.fake_servers import FakeOpenAIServer
 from tests.ui.conftest import reset_caches
-from ui.eval_slots import FairSlots
+from ui.evaluate.slots import FairSlots
 
 
 def test_two_slots_one_per_visitor_and_a_second_run_waits_behind_others_first():

@@ -17,9 +17,10 @@ from probes.core.selection import select_items
 from probes.running.runner import RunPlan
 from tests.support.fake_servers import FakeOpenAIServer
 from tests.ui.conftest import reset_caches
-from ui import evaluate, evaluate_runs
+from ui import evaluate
 from ui.common import store
-from ui.evaluate_runs import EvalInputError, EvalRun, make_config
+from ui.evaluate import runs as evaluate_runs
+from ui.evaluate.runs import EvalInputError, EvalRun, make_config
 from ui.items import benchmark_of
 
 

@@ -9,7 +9,7 @@ from playwright.sync_api import expect
 
 from tests.ui.conftest import WAIT_MS, screenshot
 from tests.ui.navigation import DESKTOP, PHONE
-from ui import probe_examples as examples
+from ui import examples
 
 TABS = ["Probe", "Stimulus lab", "Evaluate", "Scoreboard", "Look-alikes", "Human", "Class", "About"]
 IN_VIEW = """(el) => { const r = el.getBoundingClientRect();

@@ -19,9 +19,9 @@ from probes.demo.conditions import CONDITIONS
 from tests.conftest import shapes_image
 from tests.ui.conftest import screenshot
 from tests.ui.test_probe_tab import PHONE, tick, upload
-from ui import probe_examples as examples
+from ui import examples
 from ui.items import resolve
-from ui.probe_grid import shown_answer
+from ui.probe.grid import shown_answer
 
 MUELLER_LYER = "Mueller-Lyer: which line is longer?"
 

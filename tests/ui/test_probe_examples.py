@@ -1,5 +1,5 @@
 """The Probe tab's Examples: each one builds an item of its family, and the thumbnails kept in
-assets/examples are what the generators draw today (`python -m ui.probe_examples` redraws them)."""
+assets/examples are what the generators draw today (`python -m ui.examples` redraws them)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from ui import probe_examples as examples
+from ui import examples
 from ui.items import resolve
 
 
@@ -20,7 +20,7 @@ def test_each_example_is_an_item_of_its_family_and_its_thumbnail_is_current(exam
     kept = np.asarray(Image.open(examples.thumbnail_path(example)).convert("RGB"), dtype=np.int16)
     drawn = np.asarray(examples.draw_thumbnail(example), dtype=np.int16)
     assert kept.shape == drawn.shape
-    assert np.abs(kept - drawn).max() <= 2, "assets/examples is stale: run python -m ui.probe_examples"
+    assert np.abs(kept - drawn).max() <= 2, "assets/examples is stale: run python -m ui.examples"
 
 
 def test_there_are_at_least_eight_across_the_families():

@@ -13,8 +13,8 @@ from playwright.sync_api import expect
 
 from tests.ui.conftest import screenshot
 from tests.ui.test_probe_tab import choose_model, tick
-from ui import probe_export
-from ui.probe_export import COLOURS, WIDTH, cut_words
+from ui.probe import export as probe_export
+from ui.probe.export import COLOURS, WIDTH, cut_words
 
 GRID_CELLS = """() => [...document.querySelectorAll('#probe-grid tbody tr')].flatMap((row) => {
   const heads = [...document.querySelectorAll('#probe-grid thead th.condition')].map((th) => th.childNodes[0].textContent.trim());

@@ -16,8 +16,8 @@ from tests.support.fake_servers import FakeOpenAIServer
 from tests.ui.conftest import WAIT_MS, screenshot
 from tests.ui.navigation import open_tab
 from tests.ui.test_probe_tab import VISIBLE_SHARE, choose_model, tick
-from ui import probe_examples as examples
-from ui.probe_share import decode
+from ui import examples
+from ui.probe.share import decode
 
 SCREENS = {
     "1400x900": {"width": 1400, "height": 900},
@@ -189,7 +189,7 @@ def test_a_benchmark_item_and_the_lab_s_stimulus_clear_the_last_answers_too(serv
 
 def test_an_item_alone_has_an_address_and_models_without_conditions_do_not():
     from probes.core.errors import UsageError
-    from ui.probe_share import encode
+    from ui.probe.share import encode
 
     spec = examples.spec_of(examples.FIRST)
     alone = decode(encode(spec, [], []))

@@ -48,7 +48,7 @@ def server_folder(tmp_path) -> Path:
 
 
 def link_for(spec: ItemSpec, models=("baseline/chance",), conditions=("as asked",)) -> str:
-    from ui.probe_share import encode
+    from ui.probe.share import encode
 
     value = encode(spec, list(models), list(conditions))
     assert value is not None
@@ -189,7 +189,7 @@ def test_a_human_session_saved_with_a_server_folder_is_refused_when_it_resumes(p
 
 
 def test_an_evaluation_resumed_with_a_server_folder_is_refused(public, server_folder):
-    from ui.evaluate_runs import EvalConfig, build_plans
+    from ui.evaluate.runs import EvalConfig, build_plans
 
     for config in (
         EvalConfig((f"custom:{server_folder}",), ("baseline/chance",), ("0-shot",), ("none",)),
@@ -215,12 +215,12 @@ def test_no_module_of_the_playground_builds_a_benchmark_or_a_backend_past_the_ga
     allowed = {
         "get_benchmark": {"items.py:_benchmark"},  # reached only through benchmark_of, which admits first
         # own_backend: a server the visitor names, refused outright on a public Space (checked below)
-        "create": {"common.py:backend_for", "common.py:own_backend", "probe_share.py:replay"},
+        "create": {"common.py:backend_for", "common.py:own_backend", "probe/share.py:replay"},
         "resolve": {"common.py:backend_for"},  # answerers.resolve
-        "generated_set": {"stimuli.py:export_stimuli"},  # after _checked_spec, which admits
+        "generated_set": {"stimuli/__init__.py:export_stimuli"},  # after _checked_spec, which admits
     }
     found: dict[str, set[str]] = {name: set() for name in allowed}
-    for path in sorted(UI.glob("*.py")):
+    for path in sorted(UI.rglob("*.py")):  # every tab's folder too
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for function in ast.walk(tree):
             if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
@@ -234,9 +234,9 @@ def test_no_module_of_the_playground_builds_a_benchmark_or_a_backend_past_the_ga
                 if name in ("create", "resolve") and owner != "answerers":
                     continue
                 if name in found:
-                    found[name].add(f"{path.name}:{function.name}")
+                    found[name].add(f"{path.relative_to(UI).as_posix()}:{function.name}")
     assert found == allowed
-    gated = {"items.py": "def benchmark_of", "common.py": "def backend_for", "probe_share.py": "def replay"}
+    gated = {"items.py": "def benchmark_of", "common.py": "def backend_for", "probe/share.py": "def replay"}
     for module, function in gated.items():
         source = (UI / module).read_text(encoding="utf-8")
         body = source[source.index(function) :].split("\ndef ", 1)[0]

@@ -36,7 +36,7 @@ def url(serve, tmp_path, filled) -> str:
 
 
 def test_compare_with_nothing_chosen_hides_its_table_and_chart(filled, monkeypatch):
-    from ui.scoreboard_views import compare
+    from ui.scoreboard.views import compare
 
     monkeypatch.setenv("PROBE_HOME", str(filled.parent))
     reset_caches()
@@ -56,8 +56,8 @@ def _rows(values: list[str]) -> list[Row]:
 
 
 def test_x_labels_are_spaced_and_the_rounder_one_kept():
-    from ui.scoreboard_charts import group_figure, spaced_ticks
-    from ui.scoreboard_style import Colours
+    from ui.scoreboard.charts import group_figure, spaced_ticks
+    from ui.scoreboard.style import Colours
 
     values = ["-0.3", "-0.2", "-0.15", "-0.1457", "-0.1", "-0.05", "0", "+0.05", "+0.1", "+0.1457", "+0.2", "+0.3"]
     figure, _ = group_figure(_rows(values), "difference", Colours(["sim/x"]), False)

@@ -46,8 +46,8 @@ def _remaining(path: Path, benchmark: str) -> list:
 
 def test_deleting_a_model_leaves_the_rows_of_what_remains(home):
     from ui.common import escape
-    from ui.scoreboard_data import Filters, facets, origins_for, scoreboard_rows, stored_tally
-    from ui.scoreboard_delete import EVERY_BENCHMARK, delete_asked, delete_choices, delete_confirmed
+    from ui.scoreboard.data import Filters, facets, origins_for, scoreboard_rows, stored_tally
+    from ui.scoreboard.delete import EVERY_BENCHMARK, delete_asked, delete_choices, delete_confirmed
 
     models, benchmarks = delete_choices(None, None)
     assert FOOLED in models["choices"] and "baseline/pixels" in models["choices"]
@@ -69,7 +69,7 @@ def test_deleting_a_model_leaves_the_rows_of_what_remains(home):
 
 
 def test_one_benchmark_only_and_nothing_without_a_model(home):
-    from ui.scoreboard_delete import delete_asked, delete_confirmed
+    from ui.scoreboard.delete import delete_asked, delete_confirmed
 
     with Store(home) as store:
         before = store.results()
@@ -84,7 +84,7 @@ def test_one_benchmark_only_and_nothing_without_a_model(home):
 
 
 def test_a_public_space_refuses_to_delete(home, monkeypatch):
-    from ui.scoreboard_delete import delete_asked, delete_confirmed
+    from ui.scoreboard.delete import delete_asked, delete_confirmed
 
     monkeypatch.setenv("PROBE_PUBLIC", "1")
     reset_caches()

@@ -177,7 +177,7 @@ def decoded(path: Path, origins) -> list[Result]:
 
 
 def test_the_view_leaves_probe_clicks_out_and_the_api_default_counts_them(home):
-    from ui.scoreboard_data import EVERY_ORIGIN, origins_for, shown, stored_tally
+    from ui.scoreboard.data import EVERY_ORIGIN, origins_for, shown, stored_tally
 
     tally = stored_tally()
     everything = decoded(home, EVERY_ORIGIN)
@@ -191,8 +191,8 @@ def test_the_view_leaves_probe_clicks_out_and_the_api_default_counts_them(home):
 
 
 def test_the_leaderboard_agrees_with_report_cell_for_cell(home):
-    from ui.scoreboard_data import origins_for, shown, stored_tally
-    from ui.scoreboard_leaderboard import build
+    from ui.scoreboard.data import origins_for, shown, stored_tally
+    from ui.scoreboard.leaderboard import build
 
     board = build(shown(stored_tally(), origins_for(False)))
     assert board.benchmarks == (TOUCHING, ILLUSION)
@@ -213,8 +213,8 @@ def test_the_leaderboard_agrees_with_report_cell_for_cell(home):
 
 
 def test_the_benchmark_table_pins_references_and_rounds_once(home):
-    from ui.scoreboard_data import Filters, origins_for, pooled_people, scoreboard_rows, stored_tally
-    from ui.scoreboard_tables import benchmark_table
+    from ui.scoreboard.data import Filters, origins_for, pooled_people, scoreboard_rows, stored_tally
+    from ui.scoreboard.tables import benchmark_table
 
     tally, origins = stored_tally(), origins_for(False)
     filters = Filters(ILLUSION, group="difference")
@@ -240,8 +240,8 @@ def test_the_benchmark_table_pins_references_and_rounds_once(home):
 
 
 def test_mode_agreement_defaults_to_modes_that_share_items(home):
-    from ui.scoreboard_data import origins_for, stored_tally
-    from ui.scoreboard_items import agreement_defaults
+    from ui.scoreboard.data import origins_for, stored_tally
+    from ui.scoreboard.items import agreement_defaults
 
     origins = origins_for(False)
     model, modes, chosen = agreement_defaults(stored_tally(), TOUCHING, None, origins)
@@ -262,8 +262,8 @@ def test_views_of_single_results_read_what_the_results_say(home):
 
     from probes.analysis.scoring import mode_agreement
     from ui.scoreboard import scoreboard
-    from ui.scoreboard_data import Filters, origins_for, stored_tally
-    from ui.scoreboard_items import agreement, latencies
+    from ui.scoreboard.data import Filters, origins_for, stored_tally
+    from ui.scoreboard.items import agreement, latencies
 
     tally, origins = stored_tally(), origins_for(False)
     results = decoded(home, origins)
@@ -288,8 +288,8 @@ def test_views_of_single_results_read_what_the_results_say(home):
 
 def test_the_visitors_store_is_counted_beside_the_operators(home, tmp_path, monkeypatch):
     """Public mode reads two stores: the counts of each, added, give the rows of their results."""
-    from ui import scoreboard_data
-    from ui.scoreboard_data import Filters, origins_for, pooled_people, scoreboard_rows, stored_tally
+    from ui.scoreboard import data as scoreboard_data
+    from ui.scoreboard.data import Filters, origins_for, pooled_people, scoreboard_rows, stored_tally
     from ui.sessions import shared_store
 
     own = Store(tmp_path / "visitor.sqlite")
@@ -317,7 +317,7 @@ def test_new_results_show_without_a_refresh(filled, tmp_path, monkeypatch):
     """The counts are read again whenever a store changed: a result saved by the app's own
     connection or by another process shows on the next view."""
     from tests.ui.conftest import reset_caches
-    from ui.scoreboard_data import stored_tally
+    from ui.scoreboard.data import stored_tally
     from ui.sessions import shared_store
 
     for part in filled.parent.glob(filled.name + "*"):

@@ -14,7 +14,7 @@ from typing import Any
 import gradio as gr
 
 from probes.classroom import ClassError, Pace
-from ui import probe_examples as examples
+from ui import examples
 from ui.choices import CheckboxGroup, Dropdown, Radio
 from ui.classroom import api, lessons, student, teacher
 from ui.classroom.student import MAX_BUTTONS

@@ -27,8 +27,8 @@ from probes.reading.grading import grade_reply
 from probes.running.limits import current as limits
 from probes.running.limits import whole_number
 from probes.running.runner import RunPlan, cache_key, run
+from ui import examples
 from ui import items as item_choice
-from ui import probe_examples as examples
 from ui.common import backend_for, charge, paid_by_server, user_message
 from ui.sessions import lease_for, reading
 

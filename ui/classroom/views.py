@@ -12,7 +12,7 @@ from typing import Any
 import plotly.graph_objects as go
 import segno
 
-from ui.scoreboard_style import CHANCE_COLOUR, PEOPLE_COLOUR, styled
+from ui.scoreboard.style import CHANCE_COLOUR, PEOPLE_COLOUR, styled
 
 
 def qr_svg(link: str) -> str:

@@ -3,7 +3,7 @@ latencies with their medians, and the items a comparison pairs. Counts cannot an
 each reads the single results it needs, and only those: one benchmark, the series shown, from
 every store a visitor reads (public mode: the operator's, then their own), by the stores'
 `results_series` index, as a few columns rather than Results where it can. They run only while
-their view is open (ui/scoreboard.py), and what they read is kept with the counts' state
+their view is open (ui/scoreboard/__init__.py), and what they read is kept with the counts' state
 (`derived`), so reopening a view costs nothing until a store changes."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from probes.analysis.scoring import agreement_of
 from probes.core.types import Result
 from probes.running.cells import Where
-from ui.scoreboard_data import ALL, Filters, Tally, derived, mode_order
+from ui.scoreboard.data import ALL, Filters, Tally, derived, mode_order
 
 Items = dict[str, dict[str, set[tuple[str, str]]]]  # model -> mode -> (item, perturbation) graded
 

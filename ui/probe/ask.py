@@ -1,6 +1,6 @@
 """The Probe tab's Ask: every chosen model under every chosen condition, the grid filled as the
 answers come (one failing model or condition fails only its own cells), the prompts as sent, and
-the address that replays the probe. ui/probe.py wires it to the page."""
+the address that replays the probe. ui/probe/__init__.py wires it to the page."""
 
 from __future__ import annotations
 
@@ -26,9 +26,9 @@ from probes.running.link_store import new_link_id, today
 from probes.running.runner import Progress, RunPlan, preflight
 from ui import items as item_choice
 from ui.common import backend_for, paid_by_server, session_keys, spender, user_message
-from ui.probe_export import Probed
-from ui.probe_grid import Cell, Sent, grid_html, prompts_html, sent_as
-from ui.probe_share import encode
+from ui.probe.export import Probed
+from ui.probe.grid import Cell, Sent, grid_html, prompts_html, sent_as
+from ui.probe.share import encode
 from ui.sessions import Lease, lease_off_loop, link_store, release_after, room_for, run_store
 
 CONDITION_PIXELS = 16_000_000  # conditions asked at once: as many as fit these pixels (at least one)

@@ -1,7 +1,7 @@
 """The Scoreboard's views of single results, as handlers: Modes & latency (mode agreement and
 latency medians), Curves (psychometric fits, perceive or recall) and Compare (paired comparisons,
 consistency and position bias). Each reads only the benchmark and series it shows, and runs only
-while its view is open (`*_if_shown`, `modes_opened`; ui/scoreboard.py wires them); the API
+while its view is open (`*_if_shown`, `modes_opened`; ui/scoreboard/__init__.py wires them); the API
 calls `/psychometric` and `/compare` run them directly."""
 
 from __future__ import annotations
@@ -11,18 +11,18 @@ from typing import Any
 
 import gradio as gr
 
-from ui import scoreboard_charts as charts
 from ui.common import escape, user_message
-from ui.scoreboard_compare import AXES, consistent, has_rotations, paired, pairs, rotation_heads
-from ui.scoreboard_curves import FIT_COLUMNS, MAGNITUDE_COLUMNS, curves
-from ui.scoreboard_data import ALL, Filters, Tally, facets, origins_for, selected, stored_tally
-from ui.scoreboard_items import agreement as agreement_counts
-from ui.scoreboard_items import agreement_defaults, latencies
-from ui.scoreboard_polarity import COLUMNS as POLARITY_COLUMNS
-from ui.scoreboard_polarity import polarity_view
-from ui.scoreboard_requests import check, chosen_benchmark, colours_of, opened, refused_as, wanted_origins, warned
-from ui.scoreboard_style import empty, shown_if
-from ui.scoreboard_tables import agreement_table, empty_table, latency_table
+from ui.scoreboard import charts
+from ui.scoreboard.compare import AXES, consistent, has_rotations, paired, pairs, rotation_heads
+from ui.scoreboard.curves import FIT_COLUMNS, MAGNITUDE_COLUMNS, curves
+from ui.scoreboard.data import ALL, Filters, Tally, facets, origins_for, selected, stored_tally
+from ui.scoreboard.items import agreement as agreement_counts
+from ui.scoreboard.items import agreement_defaults, latencies
+from ui.scoreboard.polarity import COLUMNS as POLARITY_COLUMNS
+from ui.scoreboard.polarity import polarity_view
+from ui.scoreboard.requests import check, chosen_benchmark, colours_of, opened, refused_as, wanted_origins, warned
+from ui.scoreboard.style import empty, shown_if
+from ui.scoreboard.tables import agreement_table, empty_table, latency_table
 from ui.sessions import reading
 
 # --- modes & latency -----------------------------------------------------------------------------

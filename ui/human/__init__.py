@@ -1,10 +1,10 @@
 """Human tab: a person takes a benchmark's items one at a time, timed, and is scored like a model
-(model id `human/<name>`); and judges mark generated texture words natural or not (ui/judge.py).
+(model id `human/<name>`); and judges mark generated texture words natural or not (ui/human/judge.py).
 
 Made for a class: Enter starts, each answer is a key (Y/N, 1-4, A-D, the arrows of a
 two-alternative illusion; numbers typed and sent with Enter) and the next item follows at once;
 a bar and a clock show where the person is; the results list each item as a thumbnail, and a
-button leads to the Scoreboard, where people stand beside the models (ui/human_view.py draws
+button leads to the Scoreboard, where people stand beside the models (ui/human/view.py draws
 these and holds the browser script).
 
 Each browser session keeps its own small state (item indices, position, when the item was shown,
@@ -28,14 +28,14 @@ from probes.core.types import AnswerKind, Item, Status
 from probes.people import human
 from probes.running.limits import current as limits
 from probes.running.limits import whole_number
-from ui import human_view as view
 from ui import identity
 from ui import items as item_choice
 from ui.choices import Dropdown, Radio
 from ui.common import escape, user_message
-from ui.human_view import Answered
-from ui.judge import build_judge
-from ui.scoreboard_data import open_next
+from ui.human import view
+from ui.human.judge import build_judge
+from ui.human.view import Answered
+from ui.scoreboard.data import open_next
 from ui.sessions import SESSIONS, answered_once, claim, people_quota, session_tag, shared_store, visitor
 
 DEFAULT_BENCHMARK = "blind/touching-circles"
@@ -111,7 +111,7 @@ def _build_take() -> dict[str, Any]:
         with gr.Column(scale=2):
             progress = gr.Markdown("Enter your name, choose a benchmark and press Start.", elem_id="human-progress")
             clock = gr.HTML(view.clock("idle"), js_on_load=view.SCRIPT, elem_id="human-clock")
-            # Where the page says what became of a key pressed between two items (human_view.SCRIPT).
+            # Where the page says what became of a key pressed between two items (view.SCRIPT).
             gr.HTML("", elem_id="human-pending")
             # Whole images (contain); a single image large, several side by side.
             images = gr.Gallery(label="Item", show_label=False, height=IMAGE_HEIGHT, columns=1, object_fit="contain",

@@ -20,8 +20,8 @@ from pandas.io.formats.style import Styler
 
 from probes.analysis.scoring import Row
 from probes.people.human import is_human
-from ui.scoreboard_data import mode_order, numeric
-from ui.scoreboard_style import PEOPLE
+from ui.scoreboard.data import mode_order, numeric
+from ui.scoreboard.style import PEOPLE
 
 DASH = "–"
 TINTS = {
@@ -157,7 +157,7 @@ def empty_table(columns: Sequence[str]) -> pd.DataFrame:
 
 
 def latency_table(latencies: Mapping[tuple[str, str], tuple[int, float, float]]) -> pd.DataFrame:
-    """Mean and median seconds per reply, per model and mode (ui.scoreboard_items.latencies)."""
+    """Mean and median seconds per reply, per model and mode (ui.scoreboard.items.latencies)."""
     records = [
         [model, mode, replies, f"{mean:.2f}", f"{median:.2f}"]
         for (model, mode), (replies, mean, median) in sorted(latencies.items(),

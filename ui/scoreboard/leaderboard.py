@@ -20,9 +20,9 @@ from pandas.io.formats.style import Styler
 from probes.analysis.report import reference_rows
 from probes.analysis.scoring import Counts
 from probes.people.human import is_human
-from ui.scoreboard_data import Head, Tally, derived, mode_order, shown
-from ui.scoreboard_style import PEOPLE
-from ui.scoreboard_tables import DASH, notes, tint
+from ui.scoreboard.data import Head, Tally, derived, mode_order, shown
+from ui.scoreboard.style import PEOPLE
+from ui.scoreboard.tables import DASH, notes, tint
 
 # The source beside the model it qualifies (last, it was cut off past a dozen benchmarks).
 FIXED = ["model", "mode", "source", "mean", "of"]
@@ -38,7 +38,7 @@ class Board:
 
 
 def leaderboard(tally: Tally, origins: Iterable[str]) -> Board:
-    """Kept with the counts (ui.scoreboard_data keeps them until a store changes)."""
+    """Kept with the counts (ui.scoreboard.data keeps them until a store changes)."""
     wanted = frozenset(origins)
     return derived(tally, f"leaderboard\x1f{sorted(wanted)}", lambda t: build(shown(t, wanted)))
 

@@ -1,13 +1,13 @@
 """The Scoreboard tab's handlers: the filters' choices (from the store), the leaderboard and the
-chosen benchmark's table. ui/scoreboard.py lays the widgets out and wires these to them; the
-views of single results (Modes & latency, Curves, Compare) are in ui/scoreboard_views.py.
+chosen benchmark's table. ui/scoreboard/__init__.py lays the widgets out and wires these to them; the
+views of single results (Modes & latency, Curves, Compare) are in ui/scoreboard/views.py.
 
 - `scoreboard` (API `/scoreboard`): the leaderboard across benchmarks, the chosen benchmark's
   table, its downloads, accuracy and group charts, and (while the Modes & latency view is open,
   or for an API call) mode agreement and latency;
 - `sync`: every filter's choices, kept where still offered.
 
-The leaderboard and the table are read off the counts the stores keep (ui/scoreboard_data.py),
+The leaderboard and the table are read off the counts the stores keep (ui/scoreboard/data.py),
 never off single results: a store of a million results builds them in a fraction of a second.
 Every handler reads through `ui.sessions.reading` (public mode: the operator's store and
 the visitor's own) and checks its inputs against `probes.running.limits` before any work: a
@@ -20,14 +20,14 @@ from typing import Any
 
 import gradio as gr
 
-from ui import scoreboard_charts as charts
 from ui.common import escape
-from ui.scoreboard_compare import (
+from ui.scoreboard import charts
+from ui.scoreboard.compare import (
     AXES,
     defaults,
     values,
 )
-from ui.scoreboard_data import (
+from ui.scoreboard.data import (
     ALL,
     ORIGIN_WORDS,
     OVERALL,
@@ -43,12 +43,12 @@ from ui.scoreboard_data import (
     scoreboard_rows,
     selected_count,
 )
-from ui.scoreboard_items import agreement_defaults, latencies
-from ui.scoreboard_leaderboard import leaderboard
-from ui.scoreboard_requests import check, chosen_benchmark, colours_of, opened, refused_as, wanted_origins, warned
-from ui.scoreboard_style import empty, shown_if
-from ui.scoreboard_tables import agreement_table, benchmark_table, empty_table, latency_table
-from ui.scoreboard_views import agreement, agreement_choices_for
+from ui.scoreboard.items import agreement_defaults, latencies
+from ui.scoreboard.leaderboard import leaderboard
+from ui.scoreboard.requests import check, chosen_benchmark, colours_of, opened, refused_as, wanted_origins, warned
+from ui.scoreboard.style import empty, shown_if
+from ui.scoreboard.tables import agreement_table, benchmark_table, empty_table, latency_table
+from ui.scoreboard.views import agreement, agreement_choices_for
 
 MAX_CHOSEN = 64  # values one multiple choice may hold (models, B's)
 EMPTY_STORE = (

@@ -18,8 +18,8 @@ from probes.running.cells import Where
 from probes.running.limits import current as limits
 from ui.choices import Dropdown
 from ui.common import escape
-from ui.scoreboard_data import EVERY_ORIGIN, Tally, counted_by
-from ui.scoreboard_requests import check, opened, refused_as, warned
+from ui.scoreboard.data import EVERY_ORIGIN, Tally, counted_by
+from ui.scoreboard.requests import check, opened, refused_as, warned
 from ui.sessions import shared_store
 
 EVERY_BENCHMARK = "every benchmark"

@@ -16,10 +16,10 @@ import plotly.graph_objects as go
 from probes.analysis.polarity import PolarityRow, polarity_rows, pooled
 from probes.people.human import is_human
 from probes.running.store import Store
-from ui.scoreboard_curves import detailed, series_heads
-from ui.scoreboard_data import Filters, Tally
-from ui.scoreboard_style import CHANCE_COLOUR, PEOPLE, empty, is_person, label, styled
-from ui.scoreboard_tables import DASH
+from ui.scoreboard.curves import detailed, series_heads
+from ui.scoreboard.data import Filters, Tally
+from ui.scoreboard.style import CHANCE_COLOUR, PEOPLE, empty, is_person, label, styled
+from ui.scoreboard.tables import DASH
 
 COLUMNS = ["model", "mode", "n", "tracks the difference", "tracks the inducers", "neither",
            "pairs: moved with the inducers", "pairs: same choice", "controls right"]  # fmt: skip

@@ -17,7 +17,7 @@ from probes.demo.examples import ASSETS, BY_TITLE, EXAMPLES, FIRST, Example, exa
 from ui.items import ItemSpec, benchmark_of, resolve
 
 __all__ = ["BY_TITLE", "EXAMPLES", "FIRST", "Example", "gallery", "spec_of"]
-# Drawn once and kept with the app (`python -m ui.probe_examples` draws them again; a test checks
+# Drawn once and kept with the app (`python -m ui.examples` draws them again; a test checks
 # they match): building an illusion needs pyllusion, whose import alone takes seconds, and the
 # page must show itself at once.
 THUMBNAILS = ASSETS / "examples"

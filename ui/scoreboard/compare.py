@@ -10,7 +10,7 @@ Beside accuracy, when the benchmark holds results under option rotations (`run -
 rotate-options-all`): consistency (right under every order of an item's options, after MMBench's
 CircularEval) and position bias (how often each shown place is chosen against how often it holds
 the answer), from `probes.analysis.consistency`. Both need the item references of the rotation
-results, read only then (ui.scoreboard_curves.detailed)."""
+results, read only then (ui.scoreboard.curves.detailed)."""
 
 from __future__ import annotations
 
@@ -24,11 +24,11 @@ from probes.analysis.consistency import consistency, position_bias, rotation_of
 from probes.analysis.paired import CompareError, Comparison, compare_many
 from probes.core.types import Result
 from probes.running.store import Store
-from ui.scoreboard_curves import detailed
-from ui.scoreboard_data import Filters, Tally, mode_order, selected
-from ui.scoreboard_items import compared, graded_keys
-from ui.scoreboard_style import CHANCE_COLOUR, WHISKER, Colours, empty, label, pattern, styled
-from ui.scoreboard_tables import DASH
+from ui.scoreboard.curves import detailed
+from ui.scoreboard.data import Filters, Tally, mode_order, selected
+from ui.scoreboard.items import compared, graded_keys
+from ui.scoreboard.style import CHANCE_COLOUR, WHISKER, Colours, empty, label, pattern, styled
+from ui.scoreboard.tables import DASH
 
 AXES = {"models": "model", "modes": "mode", "perturbations": "perturbation"}
 # Which filter a comparison along an axis leaves out (comparing models: every model).

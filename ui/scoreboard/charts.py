@@ -3,7 +3,7 @@ with Wilson 95% whiskers, the papers' numbers hatched grey and chance as a dashe
 by a group (a curve per model and mode against a swept number, else grouped bars), and the
 mode-agreement Venn diagram of the IllusionVQA paper.
 
-A model has one colour in every chart (ui.scoreboard_style.Colours), a mode one dash (curves) or
+A model has one colour in every chart (ui.scoreboard.style.Colours), a mode one dash (curves) or
 one hatching (bars); a curve chart draws at most MAX_LINES lines and says which it left out."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from collections.abc import Sequence
 import plotly.graph_objects as go
 
 from probes.analysis.scoring import Row
-from ui.scoreboard_data import mode_order, numeric
-from ui.scoreboard_style import (
+from ui.scoreboard.data import mode_order, numeric
+from ui.scoreboard.style import (
     CHANCE_COLOUR,
     PUBLISHED_COLOUR,
     WHISKER,
@@ -27,7 +27,7 @@ from ui.scoreboard_style import (
     pattern,
     styled,
 )
-from ui.scoreboard_tables import group_key, region_name
+from ui.scoreboard.tables import group_key, region_name
 
 MAX_LINES = 8
 Key = tuple[str, str, str]  # model, mode, perturbation

@@ -32,9 +32,9 @@ from probes.running.limits import whole_number
 from ui import items as item_choice
 from ui.choices import CheckboxGroup, Dropdown
 from ui.common import escape, user_message
-from ui.human_view import show_tab_js
+from ui.human.view import show_tab_js
 from ui.items import ItemSpec
-from ui.stimuli_params import Spec, control, default_spec, generator, task_params, value_text
+from ui.stimuli.params import Spec, control, default_spec, generator, task_params, value_text
 
 DEFAULT_TASK = "blind/touching-circles"
 MAX_EXPORT = 1000

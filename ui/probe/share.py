@@ -27,7 +27,7 @@ from probes.running.runner import cache_key
 from probes.running.store_chain import SERVED_FROM, CacheReader
 from ui.common import catalogue_ids, endpoints
 from ui.items import ItemSpec, resolve
-from ui.probe_grid import Cell
+from ui.probe.grid import Cell
 
 MAX_LINK = 4_000  # characters of the `probe` value
 MAX_MODELS = 4

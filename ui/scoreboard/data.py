@@ -1,8 +1,8 @@
 """The Scoreboard tab's data: the counts the stores keep (read once per state of the stores),
 which of them a view shows (by where they came from), the filters' choices, the rows as `python
--m probes report` builds them, and the downloads made of them. No Gradio here: ui/scoreboard.py
-wires it to widgets, ui/scoreboard_tables.py and ui/scoreboard_charts.py show it, and
-ui/scoreboard_items.py reads the single results the views that pair or fit them need.
+-m probes report` builds them, and the downloads made of them. No Gradio here: ui/scoreboard/__init__.py
+wires it to widgets, ui/scoreboard/tables.py and ui/scoreboard/charts.py show it, and
+ui/scoreboard/items.py reads the single results the views that pair or fit them need.
 
 Nothing here decodes a result: every number is read off the counts per (benchmark, model, mode,
 perturbation, origin, group value) that each store keeps as results are written
@@ -37,7 +37,7 @@ from probes.core.types import Mode, Origin
 from probes.people.human import is_human
 from probes.running.cells import Key, Where
 from probes.running.store import Store
-from ui.scoreboard_style import PEOPLE
+from ui.scoreboard.style import PEOPLE
 from ui.sessions import reader_session, reading_session, visitor
 
 ALL = "all"

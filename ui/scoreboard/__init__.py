@@ -16,7 +16,7 @@ perturbation, a group to break down by), in four views:
   mean latency per model.
 
 Single probe clicks (the Probe tab) are left out until "include single probes" is ticked. The
-handlers are in ui/scoreboard_handlers.py (choices, leaderboard, table) and ui/scoreboard_views.py
+handlers are in ui/scoreboard/handlers.py (choices, leaderboard, table) and ui/scoreboard/views.py
 (the views of single results, computed only while open); `scoreboard` stays importable from here
 (API `/scoreboard`, the benchmark harness).
 """
@@ -28,9 +28,9 @@ from typing import Any
 import gradio as gr
 
 from ui.choices import Dropdown, Radio
-from ui.scoreboard_data import ALL, OVERALL
-from ui.scoreboard_delete import build_delete, delete_asked, delete_choices, delete_confirmed
-from ui.scoreboard_handlers import (
+from ui.scoreboard.data import ALL, OVERALL
+from ui.scoreboard.delete import build_delete, delete_asked, delete_choices, delete_confirmed
+from ui.scoreboard.handlers import (
     TABLE_COLUMNS,
     agreement_choices,
     benchmark_clicked,
@@ -39,7 +39,7 @@ from ui.scoreboard_handlers import (
     scoreboard,
     sync,
 )
-from ui.scoreboard_views import (
+from ui.scoreboard.views import (
     agreement_view,
     compare,
     compare_if_shown,

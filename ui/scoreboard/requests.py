@@ -14,8 +14,8 @@ import gradio as gr
 from probes.core.errors import LimitExceeded
 from probes.running.limits import current as limits
 from ui.common import user_message
-from ui.scoreboard_data import EVERY_ORIGIN, Tally, benchmarks, counted_by, derived, stored_tally
-from ui.scoreboard_style import Colours
+from ui.scoreboard.data import EVERY_ORIGIN, Tally, benchmarks, counted_by, derived, stored_tally
+from ui.scoreboard.style import Colours
 
 MAX_CHOSEN = 64  # values one multiple choice may hold (models, B's)
 

@@ -9,7 +9,7 @@ from probes.classroom import ClassBounds
 from probes.running.limits import Limits
 from probes.running.limits import current as limits
 from probes.stimuli.illusions import FAMILIES
-from ui import my_results
+from ui.about import my_results
 
 ABOUT = """
 ## What this is

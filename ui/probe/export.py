@@ -1,6 +1,6 @@
 """A probe's grid as files, for slides and spreadsheets: a PNG (the picture, the question, the right
 answer and each model's answer under each condition, in type large enough for a projector) and a
-CSV (one row per model x condition). Both read each cell through `probe_grid.shown_cell`, so they
+CSV (one row per model x condition). Both read each cell through `grid.shown_cell`, so they
 say exactly what the page's grid says.
 
 Drawn with Pillow (no new dependency). File names are short (at most NAME_CHARS characters, cut
@@ -24,7 +24,7 @@ from PIL import Image, ImageDraw, ImageFont
 from models.types import fit_within
 from probes.core.types import Item
 from ui.items import ItemSpec
-from ui.probe_grid import Cell, Sent, Shown, shown_answer, shown_cell, target_value
+from ui.probe.grid import Cell, Sent, Shown, shown_answer, shown_cell, target_value
 
 EXPORTS = Path(tempfile.gettempdir()) / "probe-grid-exports"  # swept hourly (app.py)
 NAME_CHARS = 56  # a file name's stem; with ".png" under 60

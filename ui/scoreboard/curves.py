@@ -11,7 +11,7 @@ glance; the table below gives the illusion magnitude (half the PSE difference be
 polarities) and the side bias. Any other sweep is one panel (`fit_rows`).
 
 The fits need each reply's item parameters, which the scoreboard's cached results leave out, so
-only the series drawn (at most ui.scoreboard_charts.MAX_LINES, plus people) are read from the
+only the series drawn (at most ui.scoreboard.charts.MAX_LINES, plus people) are read from the
 store with `Store.results`, one query each, and kept until the store changes; the fits are kept
 too. Nothing here runs unless the Curves view asks."""
 
@@ -30,9 +30,9 @@ from probes.analysis.psychometric import FitRow, MagnitudeRow, fit_rows, magnitu
 from probes.core.types import Result
 from probes.people.human import is_human
 from probes.running.store import Store
-from ui.scoreboard_charts import pick_series
-from ui.scoreboard_data import ALL, Filters, Tally, fingerprint, shown
-from ui.scoreboard_style import (
+from ui.scoreboard.charts import pick_series
+from ui.scoreboard.data import ALL, Filters, Tally, fingerprint, shown
+from ui.scoreboard.style import (
     CHANCE_COLOUR,
     PEOPLE,
     SYMBOLS,
@@ -43,7 +43,7 @@ from ui.scoreboard_style import (
     label,
     styled,
 )
-from ui.scoreboard_tables import DASH
+from ui.scoreboard.tables import DASH
 
 PANELS = {"+1": "with inducers", "-1": "flipped inducers", "0": "no inducers (control)"}
 FIT_COLUMNS = ["model", "mode", "inducers", "PSE", "PSE 95% CI", "width (25-75%)", "n", "fit"]

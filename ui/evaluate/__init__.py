@@ -26,8 +26,7 @@ from ui.common import (
     user_message,
     with_key_parameters,
 )
-from ui.eval_slots import FairSlots
-from ui.evaluate_runs import (
+from ui.evaluate.runs import (
     MODES,
     PERTURBATIONS,
     EvalConfig,
@@ -35,6 +34,7 @@ from ui.evaluate_runs import (
     build_plans,
     make_config,
 )
+from ui.evaluate.slots import FairSlots
 from ui.sessions import lease_off_loop, room_for, run_store, visitor
 
 SUMMARY_HEADERS = ["benchmark", "model", "mode", "perturbation", "n", "accuracy %", "95% CI", "unparsed", "refused",
@@ -182,7 +182,7 @@ async def _execute(
     except Exception as exc:  # noqa: BLE001 - user_message logs what is not the visitor's mistake
         yield f"⚠ {escape(user_message(exc))}", gr.update(), gr.update()
         return
-    # A slot of our own (eval_slots): several visitors at once, one run each, a visitor's second
+    # A slot of our own (ui/evaluate/slots.py): several visitors at once, one run each, a visitor's second
     # run behind everyone's first; the wait is shown as it goes.
     who = visitor(request).session
     ticket = SLOTS.join(who)

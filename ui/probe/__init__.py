@@ -18,10 +18,8 @@ from probes.demo.conditions import CONDITIONS
 from probes.running.limits import current as limits
 from probes.running.limits import whole_number
 from probes.running.link_store import KEEP_DAYS, expired
+from ui import examples
 from ui import items as item_choice
-from ui import probe_examples as examples
-from ui import probe_export as export
-from ui import probe_stage as stage_js
 from ui.choices import CheckboxGroup, Dropdown, Radio
 from ui.common import (
     escape,
@@ -30,10 +28,12 @@ from ui.common import (
     user_message,
     with_key_parameters,
 )
-from ui.probe_ask import probe, probe_query, sent_by_condition, status_html
-from ui.probe_export import Probed
-from ui.probe_grid import DEFAULT_CONDITIONS, Cell, grid_html, prompts_html
-from ui.probe_share import decode, replay
+from ui.probe import export
+from ui.probe import stage as stage_js
+from ui.probe.ask import probe, probe_query, sent_by_condition, status_html
+from ui.probe.export import Probed
+from ui.probe.grid import DEFAULT_CONDITIONS, Cell, grid_html, prompts_html
+from ui.probe.share import decode, replay
 from ui.sessions import cache_reading
 
 MAX_MODELS = 4
@@ -53,7 +53,7 @@ def build_probe() -> dict[str, Any]:
     spec = gr.State(first)
     probed = gr.State(None)  # the last Ask's grid as data, for the downloads
     # The stage column holds the picture, the question and, right under them, the answers: a
-    # presenter sees all three at once (ui/probe_stage.py sizes the picture to the window). The
+    # presenter sees all three at once (ui/probe/stage.py sizes the picture to the window). The
     # controls and the Examples stand beside it (under it on a phone, after the answers).
     with gr.Row(equal_height=False, elem_id="probe-row"):
         with gr.Column(scale=3, min_width=320, elem_id="probe-stage"):
