@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from models.types import Output, TokenChoice
-from probes.core.types import AnswerKind, Item
+from probes.core.types import AnswerKind, Item, Result
 from probes.reading.common import NUMBER_WORDS
 from probes.reading.parsing import _MARKER  # the markers the parser reads an answer after
 
@@ -163,6 +163,15 @@ def read(item: Item, reply: str, parsed: Any, output: Output | None) -> Probabil
     if output.tokens is not None:
         return from_tokens(item, reply, parsed, output.tokens)
     return None
+
+
+def attach(result: Result, item: Item, output: Output | None) -> None:
+    """`result` with the probabilities its reply `output` carries (a run's fresh or cached reply,
+    a replayed link's): the same reading wherever a reply is graded."""
+    found = read(item, output.text if output is not None else "", result.parsed, output)
+    if found is not None:
+        result.probabilities, result.probability_mass = found.p, found.mass
+        result.alternatives = found.top or None
 
 
 def _normal(token: str) -> str:

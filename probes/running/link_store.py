@@ -11,6 +11,7 @@ replay whose replies were swept can say the link expired rather than that they w
 
 from __future__ import annotations
 
+import json
 import secrets
 import sqlite3
 import threading
@@ -23,6 +24,10 @@ from models.types import Output
 KEEP_DAYS = 30
 MAX_REPLIES = 5_000  # each at most 50,000 characters (models/replies.py): a bound on the file too
 DAY = 86_400.0
+# A reply's probabilities (its tokens' alternatives, or a local model's scores) are kept with it
+# up to this size, so that a replay shows the same bars; a long chain of thought's are not (the
+# replay then shows none, never made-up ones): 5,000 replies stay within ~400 MB.
+MAX_PROBABILITY_BYTES = 32_000
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS link_replies (
@@ -31,6 +36,7 @@ CREATE TABLE IF NOT EXISTS link_replies (
     reply TEXT NOT NULL,
     latency REAL,
     created_at REAL NOT NULL,
+    probabilities TEXT,
     PRIMARY KEY (link, cache_key)
 );
 CREATE INDEX IF NOT EXISTS link_replies_by_age ON link_replies (created_at);
@@ -62,17 +68,24 @@ class LinkStore:
         self._lock = threading.Lock()
         with self._lock:
             self._db.executescript(_SCHEMA)
+            columns = {row[1] for row in self._db.execute("PRAGMA table_info(link_replies)")}
+            if "probabilities" not in columns:  # a file kept before replies kept their probabilities
+                self._db.execute("ALTER TABLE link_replies ADD COLUMN probabilities TEXT")
 
     def keep(self, link: str, replies: Sequence[tuple[str, Output]]) -> None:
         """Keep `replies` (cache key, output) under `link`, then hold the bounds."""
         if not replies:
             return
         now = time.time()
-        rows = [(link, key, output.text, output.latency, now) for key, output in replies]
+        rows = [(link, key, output.text, output.latency, now, _probabilities(output)) for key, output in replies]
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
             try:
-                self._db.executemany("INSERT OR REPLACE INTO link_replies VALUES (?, ?, ?, ?, ?)", rows)
+                self._db.executemany(
+                    "INSERT OR REPLACE INTO link_replies (link, cache_key, reply, latency, created_at, probabilities)"
+                    " VALUES (?, ?, ?, ?, ?, ?)",
+                    rows,
+                )
                 self._sweep(now)
                 self._db.execute("COMMIT")
             except BaseException:
@@ -86,12 +99,13 @@ class LinkStore:
     def cached(self, link: str, cache_key: str) -> Output | None:
         with self._lock:
             row = self._db.execute(
-                "SELECT reply, latency, created_at FROM link_replies WHERE link = ? AND cache_key = ?",
+                "SELECT reply, latency, created_at, probabilities FROM link_replies WHERE link = ? AND cache_key = ?",
                 (link, cache_key),
             ).fetchone()
         if row is None or expired(int(row[2] // DAY)):
             return None
-        return Output(row[0], row[1] or 0.0)
+        output = Output(row[0], row[1] or 0.0)
+        return output.with_probability_fields(json.loads(row[3])) if row[3] else output
 
     def sweep(self, now: float | None = None) -> None:
         with self._lock:
@@ -113,6 +127,12 @@ class LinkStore:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+
+def _probabilities(output: Output) -> str | None:
+    fields = output.probability_fields()
+    kept = json.dumps(fields) if fields else None
+    return kept if kept is not None and len(kept) <= MAX_PROBABILITY_BYTES else None
 
 
 class LinkReplies:

@@ -361,10 +361,7 @@ class Runner:
             cached=not fresh,
             cached_from=None if fresh else (output.raw or {}).get(SERVED_FROM),
         )
-        found = answer_probabilities.read(prepared.item, output.text, result.parsed, output)
-        if found is not None:
-            result.probabilities, result.probability_mass = found.p, found.mass
-            result.alternatives = found.top or None
+        answer_probabilities.attach(result, prepared.item, output)
         if save:
             self._commits.save([(result, output if fresh else None, backend.endpoint if fresh else "")])
         return result

@@ -9,13 +9,23 @@ import socket
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
+from gradio_client import Client
 from playwright.sync_api import expect
 
 # Every wait is on a condition, with room for a loaded 2-core CI machine: playwright's own
 # default (5 s) once failed there while the app was busy drawing a chart.
 WAIT_MS = 60_000
 expect.set_options(timeout=WAIT_MS)
+
+
+def patient_client(url: str, **kwargs) -> Client:
+    """A gradio_client Client whose every HTTP wait (the config, the API info, each call) has the
+    same room as the browser's: its own default of 5 s to read the app's config once ran out on
+    a loaded machine before the test had asked anything."""
+    return Client(url, verbose=False, httpx_kwargs={"timeout": httpx.Timeout(WAIT_MS / 1000)}, **kwargs)
+
 
 BROWSER_ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update", "--disable-gpu"]
 

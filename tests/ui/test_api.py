@@ -3,11 +3,11 @@ run_eval, scoreboard."""
 
 from __future__ import annotations
 
-from gradio_client import Client
+from tests.ui.conftest import patient_client
 
 
 def test_every_main_api_name_answers_through_gradio_client(serve):
-    client = Client(serve(), verbose=False)
+    client = patient_client(serve())
     named = client.view_api(return_format="dict")["named_endpoints"]
     assert {"/probe", "/generate_stimulus", "/run_eval", "/scoreboard"} <= set(named)
 

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import threading
 
-from gradio_client import Client
-
 from probes.running.budget import Budget, BudgetExceeded
 from tests.support.fake_servers import FakeOpenAIServer
+from tests.ui.conftest import patient_client
 
 
 def test_budget_counts_under_a_lock():
@@ -58,14 +57,14 @@ def test_concurrent_probes_from_one_session_stop_at_the_budget(serve):
     or, having come after an answer was cached, served from the cache for nothing."""
     with FakeOpenAIServer(responder=lambda body: "No", latency=0.3) as server:
         url = serve(OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY="sk-server-Q7xZ2mW9", PROBE_SESSION_BUDGET="5")
-        client = Client(url, verbose=False)
+        client = patient_client(url)
         client.predict("blind/touching-circles", "", 1, api_name="/generate_stimulus")
         jobs = [client.submit("openai/gpt-4o", None, None, None, ["as asked"], "", "", api_name="/probe")
                 for _ in range(12)]  # fmt: skip
         grids = [job.result()[1] for job in jobs]
         sent = server.request_count
         # Another session has its own budget (the item differs: nothing of it is cached).
-        other = Client(client.src, verbose=False)
+        other = patient_client(client.src)
         other.predict("blind/touching-circles", "", 2, api_name="/generate_stimulus")
         assert other.predict("openai/gpt-4o", None, None, None, ["as asked"], "", "", api_name="/probe")[
             0

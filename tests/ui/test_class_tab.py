@@ -9,10 +9,9 @@ import json
 import re
 import urllib.request
 
-from gradio_client import Client
 from playwright.sync_api import expect
 
-from tests.ui.conftest import screenshot
+from tests.ui.conftest import patient_client, screenshot
 from tests.ui.navigation import open_tab
 from ui.classroom.lessons import CLASSES
 
@@ -117,7 +116,7 @@ def test_a_class_answers_on_phones_and_the_reveal_shows_what_they_tapped(serve, 
 
 def test_a_student_cannot_drive_the_class_through_the_api(serve):
     url = serve()
-    client = Client(url, verbose=False)
+    client = patient_client(url)
     opened = client.predict("blind/touching-circles", "gap=0.2 canvas=384", 2, 0, "", api_name="/class_open")
     assert set(opened) >= {"code", "teacher_token"}, opened
     joined = client.predict(opened["code"], "Eve", api_name="/class_join")

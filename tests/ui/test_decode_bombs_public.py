@@ -25,6 +25,7 @@ from gradio_client import Client, handle_file
 from probes.files.decoding import POOL_SIZE
 from tests.support.decode_bombs import UPLOAD_BOMBS
 from tests.ui.attacker import AppProcess, call, generate, has_image, warning
+from tests.ui.conftest import patient_client
 
 PUBLIC_UPLOAD_BYTES = 20 * 2**20
 IDLE_SAMPLES = 10
@@ -83,12 +84,12 @@ def bombs(tmp_path) -> list[tuple[object, Path]]:
 
 def test_upload_bombs_are_refused_while_another_visitor_is_served(tmp_path, bombs):
     with AppProcess(tmp_path / "app") as app:
-        other = Client(app.url, verbose=False, download_files=False)
+        other = patient_client(app.url, download_files=False)
         _stimulus(other, 0)  # the visitor's session is set up, as a page load does
         idle_pages = [_page(app.url) for _ in range(IDLE_SAMPLES)]
         idle_stimuli = [_stimulus(other, seed) for seed in range(1, IDLE_SAMPLES + 1)]
 
-        attacker = Client(app.url, verbose=False, download_files=False)
+        attacker = patient_client(app.url, download_files=False)
         refusals: list[tuple[str, str, float]] = []
         failures: list[BaseException] = []
         done = threading.Event()

@@ -10,13 +10,12 @@ import io
 import re
 import shutil
 
-from gradio_client import Client
 from playwright.sync_api import expect
 
 from probes.running.limits import DEFAULT_BUDGETS
 from tests.conftest import run_cli
 from tests.support.fake_servers import FakeOpenAIServer
-from tests.ui.conftest import screenshot
+from tests.ui.conftest import patient_client, screenshot
 from tests.ui.test_probe_tab import choose_model, tick
 
 # Models on the Space's key come from the catalogue or this list (as an operator lists theirs).
@@ -113,7 +112,7 @@ def test_without_budget_variables_a_public_space_meters_its_key_by_default(serve
     session_budget = DEFAULT_BUDGETS["PROBE_SESSION_BUDGET"]
     with FakeOpenAIServer(responder=lambda body: "No") as server:
         url = serve(**PUBLIC, OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY="sk-space")
-        visitor = Client(url, verbose=False)
+        visitor = patient_client(url)
         grids = []
         for seed in range(session_budget + 10):  # distinct items: none is in any cache
             visitor.predict("blind/circled-letter", "", seed, api_name="/generate_stimulus")
@@ -135,7 +134,7 @@ def test_the_demo_store_is_read_but_never_written_by_visitors(serve, tmp_path):
         before = (home / "results.sqlite").read_bytes()
         shutil.copy(home / "results.sqlite", tmp_path / "before.sqlite")
         url = serve(**PUBLIC, OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY="sk-space")
-        visitor = Client(url, verbose=False)
+        visitor = patient_client(url)
         visitor.predict("blind/touching-circles", "", 5, api_name="/generate_stimulus")
         visitor.predict("openai/gpt-demo", None, None, None, ["as asked"], "", "", api_name="/probe")
     from probes.running.store import Store

@@ -9,10 +9,9 @@ import re
 import time
 from pathlib import Path
 
-from gradio_client import Client
-
 from tests.support.fake_servers import FakeAnthropicServer, FakeOpenAIServer
 from tests.support.hostile_servers import ANTHROPIC_KEY, OPENAI_KEY, Attacks, leaks
+from tests.ui.conftest import patient_client
 from ui.sessions import SESSION_DIR
 
 MODELS = [
@@ -53,7 +52,7 @@ def test_a_lying_model_fails_only_its_own_cell_and_no_key_reaches_the_visitor(se
             ANTHROPIC_API_KEY=ANTHROPIC_KEY,
             PROBE_ALLOWED_MODELS=",".join(MODELS),
         )
-        client = Client(url, verbose=False)
+        client = patient_client(url)
         client.predict("blind/touching-circles", "", 1, api_name="/generate_stimulus")
         shown = {}
         for four in (MODELS[:4], MODELS[4:]):

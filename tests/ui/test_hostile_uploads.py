@@ -5,17 +5,18 @@ from __future__ import annotations
 
 import urllib.request
 
-from gradio_client import Client, handle_file
+from gradio_client import handle_file
 from gradio_client.exceptions import AppError
 
 from tests.support.hostile_corpus import KINDS
+from tests.ui.conftest import patient_client
 
 TOO_BIG_TO_SEND = 60 * 2**20  # the 500 MB file is refused by Gradio's own limit; not worth sending here
 
 
 def test_every_hostile_upload_is_answered_and_the_server_keeps_serving(serve, tmp_path):
     url = serve()
-    client = Client(url, verbose=False, download_files=False)
+    client = patient_client(url, download_files=False)
     tried = 0
     gradio_refused: list[str] = []
     for number, kind in enumerate(KINDS):

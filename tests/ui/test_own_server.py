@@ -7,6 +7,7 @@ from __future__ import annotations
 from gradio_client import Client
 
 from tests.support.fake_servers import FakeOpenAIServer
+from tests.ui.conftest import patient_client
 
 
 def probe(client: Client, model: str, address: str, key: str) -> list:
@@ -15,7 +16,7 @@ def probe(client: Client, model: str, address: str, key: str) -> list:
 
 def test_a_visitors_own_server_answers_locally_with_their_key(serve):
     with FakeOpenAIServer(responder=lambda body: "No") as mine:
-        client = Client(serve(), verbose=False)
+        client = patient_client(serve())
         status, grid, *_ = probe(client, "own/llava-test", mine.base_url, "sk-my-own")
         assert "1 of" in status and "own/llava-test" in grid
         assert 'class="cell right"' in grid or 'class="cell wrong"' in grid
@@ -27,6 +28,6 @@ def test_a_visitors_own_server_answers_locally_with_their_key(serve):
 
 def test_a_public_space_calls_no_server_a_visitor_names(serve):
     with FakeOpenAIServer(responder=lambda body: "No") as mine:
-        client = Client(serve(PROBE_PUBLIC="1"), verbose=False)
+        client = patient_client(serve(PROBE_PUBLIC="1"))
         status, grid, *_ = probe(client, "own/llava-test", mine.base_url, "sk-my-own")
         assert "calls no server a visitor names" in grid and not mine.requests

@@ -48,6 +48,7 @@ from tests.ui.attacker import (
     timed,
     warning,
 )
+from tests.ui.conftest import patient_client
 from ui.sessions import SESSION_DIR
 
 PUBLIC = {"PROBE_PUBLIC": "1"}
@@ -60,7 +61,7 @@ HUGE_LIST = [f"x{i}" for i in range(100_000)]
 def public(serve):
     def start(**env: str) -> tuple[str, Client]:
         url = serve(**PUBLIC, **env)
-        return url, Client(url, verbose=False, download_files=False)
+        return url, patient_client(url, download_files=False)
 
     return start
 
@@ -70,7 +71,7 @@ def served_meanwhile(url: str, attack) -> object:
     outcome: dict[str, object] = {}
     thread = threading.Thread(target=lambda: outcome.setdefault("value", attack()))
     thread.start()
-    other = Client(url, verbose=False, download_files=False)
+    other = patient_client(url, download_files=False)
     outputs = generate(other, 5, "gap=0.1")
     thread.join(timeout=120)
     assert not thread.is_alive(), "the attack was never answered"
@@ -110,7 +111,7 @@ def hostile_values(parameter: dict) -> list[object]:
 
 def hostile_call(url: str, api_name: str, name: str, value: object) -> tuple[float, str]:
     """(seconds to the answer, the answer as JSON) for one hostile value, from a fresh session."""
-    attacker = Client(url, verbose=False, download_files=False)
+    attacker = patient_client(url, download_files=False)
     job = submit(attacker, api_name, **{name: value})
     started = time.monotonic()
     try:
@@ -152,7 +153,7 @@ def test_every_endpoint_answers_huge_lists_texts_and_numbers_quickly_without_ech
             bound.check(hostile_call(*again)[0], what)
     echoes = [what for what, _, _, shown in answers if echoed(shown)]
     assert not echoes, echoes
-    outputs = generate(Client(url, verbose=False, download_files=False), 9)
+    outputs = generate(patient_client(url, download_files=False), 9)
     assert has_image(outputs) and not warning(outputs)  # and the app still serves
 
 
@@ -261,7 +262,7 @@ def test_four_paid_models_clicked_many_times_from_many_sessions_stay_within_the_
     url, _ = public(PROBE_GLOBAL_BUDGET="6", **env)
     cells = []
     for session in range(3):
-        visitor = Client(url, verbose=False, download_files=False)
+        visitor = patient_client(url, download_files=False)
         generate(visitor, 40 + session)
         for models in [PAID] * 10 + [PAID[:1]] * 10:  # 4 paid models a click, then 1
             grid = str(ask(visitor, models)[1])
@@ -279,7 +280,7 @@ def test_an_address_named_by_the_client_gets_no_fresh_budget(public, paid_server
     for number in range(3):
         # As a proxy that appends the address it saw forwards a request whose client wrote its own.
         forwarded = {"X-Forwarded-For": f"10.0.0.{number + 1}, 203.0.113.7"}
-        visitor = Client(url, verbose=False, download_files=False, headers=forwarded)
+        visitor = patient_client(url, download_files=False, headers=forwarded)
         generate(visitor, 60 + number)
         ask(visitor, ["openai/gpt-4o"])
         ask(visitor, ["openai/gpt-4o-mini"])
@@ -294,7 +295,7 @@ def test_the_people_answers_quota_holds_against_many_sessions_calling_the_privat
     submit_event = private_event(url, "human-submit")
     answered, refusals, people = 0, [], []
     for number in range(4):
-        person = Client(url, verbose=False, download_files=False)
+        person = patient_client(url, download_files=False)
         people.append(person.session_hash)
         started = call(person, "/human_start", name=f"Pat{number}", benchmark_id="blind/touching-circles", count=10)
         assert not warning(started)
@@ -334,7 +335,7 @@ def test_every_order_of_every_option_over_every_family_is_refused_before_work(pu
     (status, *_), took = timed(lambda: call(client, "/run_eval", **form))
     assert "at most 5,000 at once" in texts(status)[0], status
     bound.check(took, "every order of every option of every illusion family, in every mode")
-    message = served_meanwhile(url, lambda: warning(call(Client(url, verbose=False), "/run_eval", **form)))
+    message = served_meanwhile(url, lambda: warning(call(patient_client(url), "/run_eval", **form)))
     assert "at most 5,000" in message
 
 
@@ -413,7 +414,7 @@ def app_process(tmp_path):
 
 def test_an_enormous_illusion_figure_is_refused_quickly(app_process):
     app = app_process()
-    client = Client(app.url, verbose=False, download_files=False)
+    client = patient_client(app.url, download_files=False)
     bound = Bound(client)
     params = "size_min=1e4 canvas=768 inducers=flipped difference=0.23378 illusion_strength=1.24 seed=0"
     job = submit(client, "/generate_stimulus", task="illusion/delboeuf", params=params, seed=0)
@@ -458,7 +459,7 @@ def test_the_largest_uploads_asked_of_four_models_keep_the_app_under_one_and_a_h
         sampler = threading.Thread(target=sample, daemon=True)
         sampler.start()
         try:
-            client = Client(app.url, verbose=False, download_files=False)
+            client = patient_client(app.url, download_files=False)
             files = [handle_file(str(ramp(tmp_path / f"ramp{i}.png", i))) for i in range(4)]
             assert not refusal(client, "/use_upload", files=files, question="Which is brightest?")
             conditions = choices(client, "/probe", "chosen_conditions") if every_condition else None

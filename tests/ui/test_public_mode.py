@@ -17,6 +17,7 @@ from PIL import Image, ImageFile
 from probes.running.store import Store
 from tests.support.fake_http import Fault, Reply
 from tests.support.fake_servers import FakeOpenAIServer
+from tests.ui.conftest import patient_client
 
 PUBLIC = {"PROBE_PUBLIC": "1"}
 FORM = {"benchmarks": ["blind/touching-circles"], "data": "", "params": "", "models": ["baseline/chance"],
@@ -56,7 +57,7 @@ def while_attacked(url: str, attack, bound: Bound) -> str:
     outcome: dict[str, object] = {}
     thread = threading.Thread(target=lambda: outcome.setdefault("value", attack()))
     thread.start()
-    other = Client(url, verbose=False)
+    other = patient_client(url)
     *images, _, _, status = other.predict("blind/touching-circles", "gap=0.1", 3, api_name="/generate_stimulus")
     thread.join(timeout=120)
     assert not thread.is_alive(), "the attack was never answered"
@@ -68,7 +69,7 @@ def while_attacked(url: str, attack, bound: Bound) -> str:
 def public(serve):
     def start(**env: str) -> tuple[str, Client]:
         url = serve(**PUBLIC, **env)
-        return url, Client(url, verbose=False)
+        return url, patient_client(url)
 
     return start
 
@@ -150,7 +151,7 @@ def test_ten_fresh_sessions_send_at_most_the_global_budget(public):
         url, _ = public(PROBE_GLOBAL_BUDGET="6", OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY="sk-server-public")
         grids = []
         for session in range(10):
-            visitor = Client(url, verbose=False)
+            visitor = patient_client(url)
             visitor.predict("blind/touching-circles", "", session, api_name="/generate_stimulus")
             answer = visitor.predict("openai/gpt-4o", None, None, None, ["as asked"], "", "", api_name="/probe")
             grids.append(answer[1])  # a request refused by the budget fails its own cell, saying why
@@ -175,7 +176,7 @@ EIGHT = "gap=0.1 canvas=384 diameter=1/4"  # 4 orientations x 2 prompts: the sam
 def test_an_answered_result_survives_a_failing_run_from_the_evaluate_tab(serve, tmp_path):
     with FakeOpenAIServer(responder=lambda body: "Yes", fault=refuse_bogus_key) as server:
         url = serve(OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY="sk-server-local")
-        client = Client(url, verbose=False)
+        client = patient_client(url)
         assert "8 / 8 results" in evaluate(client, models=["openai/gpt-4o"], params=EIGHT, limit=0)
         status = evaluate(client, models=["openai/gpt-4o"], params=EIGHT, limit=0, seed=3,
                           openai_key="sk-bogus-visitor-key")  # fmt: skip
@@ -190,11 +191,11 @@ def test_a_visitors_runs_stay_in_their_session_and_spoil_nothing(public, tmp_pat
         url, _ = public(OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY="sk-server-public")
         shared = Store(tmp_path / "home" / "results.sqlite")  # the operator's store (serve puts it there)
         before = shared.count()
-        visitor = Client(url, verbose=False)
+        visitor = patient_client(url)
         status = evaluate(visitor, models=["openai/gpt-4o"], openai_key="sk-bogus-visitor-key", seed=3)
         assert "errors 4" in status  # the bogus key failed every request...
         assert shared.count() == before  # ...and nothing reached the operator's store
-        other = Client(url, verbose=False)
+        other = patient_client(url)
         named = other.view_api(return_format="dict")["named_endpoints"]["/scoreboard"]["parameters"]
         board = {"benchmark": "blind/touching-circles", "models": [], "mode": "all", "perturbation": "all",
                  "group": "overall only", "agree_model": None, "agree_modes": []}  # fmt: skip
@@ -208,7 +209,7 @@ def test_two_visitors_with_one_name_keep_their_own_answers(public, tmp_path):
     url, _ = public()
     tags = []
     for _ in range(2):
-        person = Client(url, verbose=False)
+        person = patient_client(url)
         progress = person.predict("Alice", "blind/touching-circles", "", 2, 0, api_name="/human_start")[0]
         tags.append(progress.replace("\\", "").split("human/Alice", 1)[1].split("·")[0].strip())
     assert tags[0] != tags[1] and all(tag.startswith("#") for tag in tags)

@@ -18,7 +18,7 @@ from probes.running.answerers import create
 from probes.running.runner import RunPlan, run
 from probes.running.store import Store
 from tests.support.fake_servers import FakeOpenAIServer
-from tests.ui.conftest import screenshot
+from tests.ui.conftest import patient_client, screenshot
 
 SECRET = "sk-scoreboard-secret-123"
 GAPS = ["-0.1", "0", "0.1", "0.3"]
@@ -189,10 +189,9 @@ def test_a_hostile_person_name_shows_as_text_and_is_marked_human(serve, page, tm
 
 
 def test_the_scoreboard_api_answers_gradio_client(serve, tmp_path):
-    from gradio_client import Client
 
     url = serve()
-    client = Client(url, verbose=False)
+    client = patient_client(url)
     empty = client.predict(None, [], "all", "all", "overall only", None, [], api_name="/scoreboard")
     assert "store is empty" in empty[0]
     hand_filled_store(tmp_path / "home" / "results.sqlite")

@@ -16,6 +16,7 @@ from playwright.sync_api import expect
 
 from probes.running.store import Store
 from tests.support.fake_servers import FakeOpenAIServer, Fault, Reply
+from tests.ui.conftest import patient_client
 from tests.ui.test_probe_tab import choose_model, tick
 
 SERVER_KEY = "sk-PLANTED-server-0123456789abcdef"
@@ -127,7 +128,7 @@ def echo_for_gpt4o(record: dict) -> Fault | None:
 def test_keys_never_leak_in_public_mode(serve, tmp_path, capfd, monkeypatch):
     """Session stores, every refusal (budget, bounds, server paths), the About tab, the pages,
     exports and the logs of a public Space hold neither the server's key nor a visitor's."""
-    from gradio_client import Client, handle_file
+    from gradio_client import handle_file
     from PIL import Image
 
     from tests.ui.attacker import call, generate, refusal, texts, warning
@@ -140,7 +141,7 @@ def test_keys_never_leak_in_public_mode(serve, tmp_path, capfd, monkeypatch):
         url = serve(PROBE_PUBLIC="1", OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY=SERVER_KEY,
                     PROBE_SESSION_BUDGET="4")  # fmt: skip
         downloads = tmp_path / "downloads"
-        visitor = Client(url, verbose=False, download_files=str(downloads))
+        visitor = patient_client(url, download_files=str(downloads))
         generate(visitor, 1)
         # Probe on the server's key (echoed back by gpt-4o) and on the visitor's (echoed the same way).
         shown += texts(ask(visitor, ["openai/gpt-4o", "openai/gpt-4o-mini"]))

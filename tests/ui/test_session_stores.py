@@ -18,7 +18,6 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from gradio_client import Client
 
 from probes.core.errors import LimitExceeded
 from probes.core.types import ItemRef, Result, Status
@@ -26,6 +25,7 @@ from probes.running import limits
 from probes.running.store import Store
 from tests.support.fake_servers import FakeOpenAIServer
 from tests.ui.attacker import queue_call, submit, texts, warning
+from tests.ui.conftest import patient_client
 from ui import identity, sessions
 from ui.session_stores import IDLE_SECONDS, SessionStores
 
@@ -230,7 +230,7 @@ def test_300_sessions_opened_during_an_evaluation_leave_it_whole(serve, tmp_path
         # The run's own time bound (two minutes in public mode) is not what is tested here: on a
         # loaded machine opening 300 sessions may take longer.
         limits._current = dataclasses.replace(limits.current(), deadline=3600.0)
-        evaluator = Client(url, verbose=False, download_files=False)
+        evaluator = patient_client(url, download_files=False)
         job = submit(evaluator, "/run_eval", benchmarks=["blind/touching-circles"], models=["openai/gpt-4o"],
                      modes=["0-shot"], perturbations=["none"], limit=60, seed=0, concurrency=1)  # fmt: skip
         while server.request_count < 2:  # the evaluation is under way

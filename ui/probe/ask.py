@@ -24,6 +24,7 @@ from probes.running.deadline import run_within
 from probes.running.limits import current as limits
 from probes.running.link_store import new_link_id, today
 from probes.running.runner import Progress, RunPlan, preflight
+from probes.running.store import Store
 from ui import items as item_choice
 from ui.common import backend_for, paid_by_server, session_keys, spender, user_message
 from ui.probe.export import Probed
@@ -114,9 +115,11 @@ async def probe(
         2.5 GB asked one by one); each local model in a run of its own, so its loading keeps
         no other pane waiting. Puts exactly one cell per model on `done`, whatever happens."""
         condition = CONDITIONS[name]
+        # Every request asks for the answers' probabilities where the model gives them (the cells'
+        # bars); an answer already stored without them is shown as it is, never bought again for them.
         plan_for = lambda chosen: RunPlan(benchmark, [item], [backends[m] for m in chosen], condition.mode,  # noqa: E731
                                           condition.perturbation, probe_config(condition), origin=Origin.PROBE,
-                                          spend=spend)  # fmt: skip
+                                          spend=spend, probabilities=True, keep_answers=True)  # fmt: skip
         ready = []
         for model in backends:
             try:
@@ -189,7 +192,7 @@ async def probe(
             cells[(model, name)] = cell
             last = finished == total
             if last and kept:
-                await asyncio.to_thread(link_store().keep, link, kept)
+                await asyncio.to_thread(_keep_for_link, link, kept, lease.store)
             status = f"{finished} of {total} answered" + (
                 " · the address now replays this probe" if last and query else ""
             )
@@ -250,3 +253,10 @@ def probe_query(
 ) -> str:
     encoded = encode(spec, models, names, link, today() if link else None) if spec is not None else None
     return f"?probe={encoded}" if encoded else ""
+
+
+def _keep_for_link(link: str, kept: list[tuple[str, Output]], own: Store) -> None:
+    """Each reply as the run stored it in the visitor's own store (with its probabilities, so a
+    replay shows the same bars), else as it was answered."""
+    stored = own.cached_many([key for key, _ in kept])
+    link_store().keep(link, [(key, stored.get(key, output)) for key, output in kept])

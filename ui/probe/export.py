@@ -24,11 +24,13 @@ from PIL import Image, ImageDraw, ImageFont
 from models.types import fit_within
 from probes.core.types import Item
 from ui.items import ItemSpec
-from ui.probe.grid import Cell, Sent, Shown, shown_answer, shown_cell, target_value
+from ui.probe.grid import Cell, Sent, Shown, chances_words, shown_answer, shown_cell, target_value
 
 EXPORTS = Path(tempfile.gettempdir()) / "probe-grid-exports"  # swept hourly (app.py)
 NAME_CHARS = 56  # a file name's stem; with ".png" under 60
-COLUMNS = ("model", "condition", "answer", "verdict", "latency_s", "reply", "note")
+# `probabilities`: the answers' probabilities where the model gave them ("A 62% · B 30%"), in the
+# order shown; `alternatives`: the tokens offered at the answer. Empty where it gave none.
+COLUMNS = ("model", "condition", "answer", "verdict", "latency_s", "probabilities", "alternatives", "reply", "note")
 # A spreadsheet runs a cell that starts with one of these as a formula: model text never does.
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
@@ -119,6 +121,8 @@ def rows(probed: Probed) -> list[dict[str, str]]:
                 "answer": shown.answer,
                 "verdict": shown.verdict,
                 "latency_s": "" if shown.latency is None else f"{shown.latency:.2f}",
+                "probabilities": chances_words(shown.chances),
+                "alternatives": shown.alternatives,
                 "reply": shown.reply,
                 "note": shown.note,
             })  # fmt: skip
@@ -135,7 +139,9 @@ def csv_text(probed: Probed) -> str:
     writer.writeheader()
     for row in rows(probed):
         # Model ids and conditions are ours; model text is not, and is kept from being a formula.
-        writer.writerow({k: _inert(v) if k in ("answer", "reply", "note") else v for k, v in row.items()})
+        writer.writerow(
+            {k: _inert(v) if k in ("answer", "alternatives", "reply", "note") else v for k, v in row.items()}
+        )
     return buffer.getvalue()
 
 
@@ -285,6 +291,8 @@ def _cell_lines(draw: ImageDraw.ImageDraw, shown: Shown, body: ImageFont.ImageFo
     if shown.verdict in MARKS:
         head = f"{MARKS[shown.verdict]} {shown.answer}"
         tail = "" if shown.latency is None else f"{shown.latency:.2f} s"
+        if shown.chances:  # the bars in words: a slide has no tooltips
+            tail = f"{tail} · {chances_words(shown.chances)}" if tail else chances_words(shown.chances)
         if shown.verdict == "ungraded" and shown.note:
             tail = f"{tail} · {shown.note}" if tail else shown.note
     else:

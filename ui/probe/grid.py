@@ -6,6 +6,11 @@ Each condition's column shows what it sent: a thumbnail of the picture (flipped,
 or none) and the right answer for that picture, and its cells read each reply against the item
 as that condition asked it (the options in the order shown, the truth of the picture sent).
 
+Where the model gave answer probabilities (local hf/ models, OpenAI-compatible servers serving
+logprobs), each cell shows them as small bars under the answer, one per answer of the item in the
+order shown, and its reply panel the alternatives offered at the token that gave the answer.
+Where it gave none there are no bars: they are never made up from the choice.
+
 Rendered as HTML by us, every piece of model text through `html.escape`: nothing a model writes
 is ever interpreted (no markup, no links, no images)."""
 
@@ -21,6 +26,7 @@ from PIL import Image
 
 from models.types import ImagePart, Message, fit_within
 from probes.core.types import AnswerKind, Item, Result, Status
+from probes.reading.probabilities import answer_forms, answer_key
 
 # Each condition is one change from the item as asked, never a pile of them (probes.demo.conditions).
 DEFAULT_CONDITIONS = ("as asked",)
@@ -80,6 +86,61 @@ def shown_answer(item: Item, value: object) -> str:
     return str(value)
 
 
+MAX_BARS = 10  # answers drawn per cell at most: a count's range keeps its likeliest ten
+
+
+@dataclass(frozen=True)
+class Chance:
+    """One of the item's answers with the probability the model gave it, as a person reads it."""
+
+    answer: str  # its label ("A", "Yes", "3")
+    p: float
+    chosen: bool  # the answer the reply gave
+    right: bool  # the right answer for the picture sent
+    text: str = ""  # an option's own words, for the bar's tooltip
+
+
+def chances(item: Item, result: Result) -> tuple[Chance, ...]:
+    """The answers' probabilities in the order the item shows them (`item` as the condition
+    asked it: option indices are the shown order). Empty where the model gave none."""
+    given = result.probabilities
+    if not given:
+        return ()
+    keys = [key for key in answer_forms(item) if key in given] + [key for key in given if key not in answer_forms(item)]
+    if len(keys) > MAX_BARS:  # the likeliest, still in the item's order
+        likeliest = set(sorted(keys, key=lambda key: -given[key])[:MAX_BARS])
+        keys = [key for key in keys if key in likeliest]
+    chosen = answer_key(result.parsed) if result.parsed is not None else None
+    right = answer_key(result.target) if result.target is not None else None
+    out = []
+    for key in keys:
+        label, text = key, ""
+        if item.kind is AnswerKind.CHOICE and key.isdigit() and int(key) < len(item.options):
+            label, text = item.labels[int(key)], item.options[int(key)]
+        elif item.kind is AnswerKind.YES_NO:
+            label = key.capitalize()
+        out.append(Chance(label, float(given[key]), key == chosen, key == right, text))
+    return tuple(out)
+
+
+def percent(p: float) -> str:
+    """A probability as people read it: whole percent, "<1%" for what rounds to none."""
+    return "<1%" if 0 < p < 0.005 else f"{p:.0%}"
+
+
+def chances_words(shown_chances: Sequence[Chance]) -> str:
+    """`A 62% · B 30% · ...`: the bars in words (tooltips, the CSV, the slide)."""
+    return " · ".join(f"{c.answer} {percent(c.p)}" for c in shown_chances)
+
+
+def alternatives_words(result: Result | None) -> str:
+    """The tokens offered where the answer was given, most likely first, quoted so that a leading
+    space shows (" A" and "A" are different tokens)."""
+    if result is None or not result.alternatives:
+        return ""
+    return " · ".join(f"{token!r} {percent(p)}" for token, p in result.alternatives[:8])
+
+
 @dataclass(frozen=True)
 class Shown:
     """A cell as a person reads it, the same on the page and in the downloads: its verdict
@@ -92,6 +153,9 @@ class Shown:
     latency: float | None = None
     note: str = ""
     reply: str = ""
+    chances: tuple[Chance, ...] = ()  # the answers' probabilities, where the model gave them
+    mass: float | None = None  # the share of probability that fell on the item's answers
+    alternatives: str = ""  # the tokens offered at the answer, in words
 
 
 WORDS = {"failed": "failed", "n/a": "does not apply", "missing": "not in the cache", "waiting": "asking"}
@@ -107,7 +171,8 @@ def shown_cell(item: Item, cell: Cell) -> Shown:
         return Shown("no reply", note=result.error or "", latency=result.latency)
     verdict = {True: "right", False: "wrong", None: "ungraded"}[result.correct]
     answer = shown_answer(item, result.parsed) if result.status is Status.ANSWERED else result.status.value
-    return Shown(verdict, answer, result.latency, result.ungraded or "", result.reply or "")
+    return Shown(verdict, answer, result.latency, result.ungraded or "", result.reply or "",
+                 chances(item, result), result.probability_mass, alternatives_words(result))  # fmt: skip
 
 
 MARKS = {"right": "✓", "wrong": "✗", "ungraded": "–"}
@@ -130,9 +195,45 @@ def _cell_html(item: Item, cell: Cell) -> str:
     why = f'<small class="why">{html.escape(shown.note)}</small>' if shown.note else ""
     return (
         f'<td class="cell {shown.verdict}"><b>{MARKS[shown.verdict]} {html.escape(shown.answer)}</b>{why}'
+        f"{_chances_html(shown)}"
         f'<small class="seconds">{latency}{cached}</small>'
-        f"<details><summary>reply</summary><pre>{html.escape(shown.reply)}</pre></details></td>"
+        f"<details><summary>reply</summary><pre>{html.escape(shown.reply)}</pre>{_alternatives_html(shown)}</details></td>"
     )
+
+
+def _chances_html(shown: Shown) -> str:
+    """Small bars, one per answer, the chosen one in the cell's colour, the right one's label
+    underlined; the exact figures in the tooltip and for screen readers."""
+    if not shown.chances:
+        return ""
+    words = chances_words(shown.chances)
+    bars = []
+    for chance in shown.chances:
+        kinds = " chosen" * chance.chosen + " right" * chance.right
+        tip = f"{chance.answer}{'. ' + chance.text[:60] if chance.text else ''}: {percent(chance.p)}"
+        bars.append(
+            f'<span class="chance{kinds}" title="{html.escape(tip)}" style="--p:{chance.p:.4f}">'
+            f"<i></i><em>{html.escape(chance.answer[:3])}</em></span>"
+        )
+    chosen = next((c for c in shown.chances if c.chosen), None)
+    said = f'<small class="p-chosen">{percent(chosen.p)}</small>' if chosen is not None else ""
+    return (
+        f'<span class="chances" role="img" aria-label="answer probabilities: {html.escape(words)}"'
+        f' title="{html.escape(words)}">{"".join(bars)}</span>{said}'
+    )
+
+
+def _alternatives_html(shown: Shown) -> str:
+    lines = []
+    if shown.alternatives:
+        lines.append(f"At the answer token: {html.escape(shown.alternatives)}")
+    if shown.chances:
+        lines.append(f"Over the item's answers: {html.escape(chances_words(shown.chances))}")
+        if shown.mass is not None and shown.mass < 0.995:
+            lines.append(f"{percent(shown.mass)} of the probability fell on the item's answers")
+    if not lines:
+        return '<small class="alternatives">no answer probabilities given</small>'
+    return "".join(f'<small class="alternatives">{line}</small>' for line in lines)
 
 
 def grid_html(

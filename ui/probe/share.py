@@ -20,6 +20,7 @@ from probes.asking.prompting import assemble_prompt
 from probes.core.errors import ProbeError, UsageError
 from probes.core.types import ItemRef, Origin
 from probes.demo.conditions import CONDITIONS, probe_config
+from probes.reading import probabilities as answer_probabilities
 from probes.reading.grading import grade_reply
 from probes.running import answerers
 from probes.running.limits import current as limits
@@ -127,5 +128,6 @@ def replay(
             ref = ItemRef.of(asked, Origin.PROBE)
             result = grade_reply(benchmark, asked, cached.text, model, condition, ref, latency=cached.latency,
                                  cached=True, cached_from=cached.raw.get(SERVED_FROM))  # fmt: skip
+            answer_probabilities.attach(result, asked, cached)  # the bars Ask showed
             cells[(model, name)] = Cell("done", result)
     return cells
