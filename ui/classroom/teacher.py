@@ -52,7 +52,8 @@ def open_lesson(
     models: list[str] | None,
     *typed_keys: str,
 ) -> list[Any]:
-    """[teacher token, presenter, QR, message, timer active]."""
+    """[teacher token, presenter, QR, message, timer active]. `source`: "benchmark" or "examples";
+    `typed_keys`: the key boxes' values (the build names them, ui.common.with_key_parameters)."""
     try:
         items = lesson_items(source, benchmark, params, count, seed, picked)
         room = open_class(request, items, seconds, pace, models or [], session_keys(*typed_keys), benchmark or "")
