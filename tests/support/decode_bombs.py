@@ -16,6 +16,8 @@ from pathlib import Path
 
 from PIL import Image
 
+from tests.support.hostile_files import write_bomb
+
 
 @dataclass(frozen=True)
 class Bomb:
@@ -156,8 +158,6 @@ def webp_frames(frames: int = 2_000) -> Callable[[Path], None]:
 
 def decompression_bomb(path: Path) -> None:
     """A 30000 x 30000 PNG in 100 KB (the hostile corpus's own)."""
-    from tests.support.hostile_corpus import write_bomb  # here: the corpus lists these bombs too
-
     write_bomb(path)
 
 
