@@ -2,7 +2,7 @@
 spot: each is a valid-looking file under the public upload bound (20 MB) that Pillow, before the
 structural bounds, spent seconds to minutes on. Each `Bomb` says which bound refuses it (the
 regex the one-line message matches). Used by tests/probes/test_decode_bounds.py,
-tests/ui/test_decode_bombs_public.py, the hostile corpus and bench/abuse_attacks.py.
+tests/ui/test_decode_bombs_public.py, the hostile corpus and bench/abuse_attacks_decode.py.
 """
 
 from __future__ import annotations
