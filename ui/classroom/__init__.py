@@ -182,7 +182,7 @@ def live(token: str) -> bool:
     if not token:
         return False
     try:
-        lessons.CLASSES.by_token(token)
+        lessons.room_for(token)
     except ClassError:  # expired, or not a token of this server: nothing to restore
         return False
     return True
