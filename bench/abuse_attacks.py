@@ -9,11 +9,13 @@ family's calls are in a module of its own beside this one:
 - bench/abuse_attacks_sessions.py: budgets and many visitors at once;
 - bench/abuse_attacks_links.py: share links, people's tags, sessions during an evaluation;
 - bench/abuse_attacks_replies.py: model servers that lie;
-- bench/abuse_attacks_decode.py: uploads whose structure costs a decoder minutes.
+- bench/abuse_attacks_decode.py: uploads whose structure costs a decoder minutes;
+- bench/abuse_attacks_class.py: a class's endpoints, forged tokens and a polling flood.
 """
 
 from __future__ import annotations
 
+from bench.abuse_attacks_class import forged_tokens, new_sessions, poll_flood
 from bench.abuse_attacks_common import (
     ATTEMPT_TIMEOUT,
     BUDGETS,
@@ -141,3 +143,17 @@ ATTACKS += [
     Attack("decode-gif", decode_bomb("frames.gif"), shown="GIF of 300,000 frames (6.6 MB)"),
     Attack("decode-jpeg", decode_bomb("scans.jpg"), shown="progressive JPEG, 4000 x 4000, 2,000 extra scans (0.1 MB)"),
 ]
+
+
+# --- issue 24, the class's endpoints (part "class"): forged tokens and a polling flood, posted
+# straight to /gradio_api/run/<name> as the phones' pages call them ------------------------------
+
+
+ATTACKS += [
+    Attack("class-forged-tokens", forged_tokens, repeat=False,
+           shown="class: forged tokens (9 kinds, any JSON type) x 6 endpoints, with and without a class"),
+    Attack("class-poll-flood", poll_flood, repeat=False,
+           shown="class: 20 students x 100 polls of class_item as fast as they can (picture each time)"),
+    Attack("class-fresh-sessions", new_sessions, repeat=False, timeout=300,
+           shown="class: 1,000 calls (forged token), each under a session never seen"),
+]  # fmt: skip
