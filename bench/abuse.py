@@ -30,8 +30,8 @@ from pathlib import Path
 
 from gradio_client import Client
 
-from bench.abuse_attacks import (
-    ATTACKS,
+from bench.abuse_attacks import ATTACKS
+from bench.abuse_attacks_common import (
     ATTEMPT_TIMEOUT,
     BUDGETS,
     GOAL_RATIO,

@@ -60,17 +60,13 @@ class ModelWorker:
         self.thread.start()
 
     def submit(self, conversation: list[dict[str, Any]], settings: dict[str, Any]) -> Future:
-        request = _Request(conversation, settings)
-        with self._ready:
-            if self._stopping:
-                raise Unavailable(f"{self.model_id} was unloaded to make room for another model: ask again")
-            self._queue.append(request)
-            self._ready.notify()
-        return request.future
+        return self._enqueue(_Request(conversation, settings))
 
     def submit_scoring(self, conversation: list[dict[str, Any]], prefix: str, candidates: tuple[str, ...]) -> Future:
         """Score candidate continuations (models/hf_scoring.py) on this worker's thread."""
-        request = _Request(conversation, {}, scoring=(prefix, candidates))
+        return self._enqueue(_Request(conversation, {}, scoring=(prefix, candidates)))
+
+    def _enqueue(self, request: _Request) -> Future:
         with self._ready:
             if self._stopping:
                 raise Unavailable(f"{self.model_id} was unloaded to make room for another model: ask again")

@@ -13,6 +13,7 @@ from probes.running.answerers import create
 from probes.running.runner import RunPlan, run
 from probes.running.store import Store
 from tests.conftest import make_folder, run_cli, shapes_image
+from tests.support.confined import cli_calls, in_mount_namespace
 
 RUN = ("run", "blind/touching-circles", "--model", "baseline/chance", "--limit", "2")
 
@@ -102,6 +103,24 @@ def test_generate_out_where_no_folder_can_be(tmp_path, where):
     done = run_cli("generate", "blind/touching-circles", "--n", "2", "--out", str(tmp_path / where))
     assert_one_error_line(done, "--out", "cannot write there")
     assert (tmp_path / "file").read_text() == "x"
+
+
+@pytest.mark.parametrize("form", ["png", "hf"])
+def test_generate_out_on_a_disk_that_fills_up(tmp_path, form):
+    """Pictures (png) or parquet shards (hf) written into a 256 KB disk: the disk fills up
+    during the writing, and the command says so in one line naming --out."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    call = ["generate", "blind/touching-circles", "--n", "40", "--param", "canvas=768", "--out", str(disk / "set"),
+            "--format", form]  # fmt: skip
+    answers = in_mount_namespace(f"mount -t tmpfs -o size=256k tmpfs {disk}", cli_calls(call))
+    if answers is None:
+        pytest.skip("no private mount namespace here (unshare/mount not allowed)")
+    [answer] = answers
+    assert answer["rc"] == 2, answer
+    assert "Traceback" not in answer["err"] and "internal error" not in answer["err"], answer["err"]
+    [line] = [line for line in answer["err"].splitlines() if line.startswith("error: ")]
+    assert line == f"error: --out {disk / 'set'}: writing failed (No space left on device)", line
 
 
 @pytest.mark.parametrize(

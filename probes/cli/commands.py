@@ -27,7 +27,7 @@ from probes.cli.checks import (
 from probes.cli.delete_command import add_delete_arguments
 from probes.cli.demo_command import add_demo_arguments
 from probes.cli.internal_errors import log_internal_error
-from probes.cli.progress import ProgressBar
+from probes.cli.progress import writing
 from probes.cli.report_command import add_report_arguments
 from probes.cli.run_command import EXIT_INTERRUPTED, cmd_run, positive_width
 from probes.cli.toolkits_command import IMPORT_SOURCES, SET_FORMATS, import_toolkit, write_set
@@ -234,13 +234,8 @@ def cmd_generate(args: argparse.Namespace) -> int:
     benchmark, items = generated_set(args.benchmark, params, args.n, args.seed)
     if args.format != "png":
         return write_set(benchmark, items, spec_of(args.benchmark, params, args.n, args.seed), out, args.format)
-    bar = ProgressBar(len(items), f"generate {benchmark.id}")
-    try:
-        write_generated(items, out, bar.update)
-    except OSError as exc:  # a full disk, the folder removed meanwhile
-        raise UsageError(f"--out {args.out}: writing failed ({exc.strerror or type(exc).__name__})") from None
-    finally:
-        bar.close()
+    with writing(args.out, len(items), f"generate {benchmark.id}") as update:
+        write_generated(items, out, update)
     print(f"wrote {len(items)} items to {out}; run them with: python -m probes run custom:{out} --model MODEL")
     left_out = sum(1 for item in items if not fits_custom_folder(item))
     if left_out:

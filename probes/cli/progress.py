@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TextIO
 
+from probes.core.errors import UsageError
 from probes.running.runner import Progress
 
 
@@ -53,3 +56,17 @@ class ProgressBar:
         if self.interactive and self._drawn:
             self.stream.write("\n")
             self.stream.flush()
+
+
+@contextmanager
+def writing(out: object, total: int, label: str) -> Iterator[Callable[[int], None]]:
+    """A bar while `total` items are written into the folder `out` (given as --out); it yields
+    the bar's update. A failed write (a full disk, the folder removed meanwhile) ends in one line
+    naming --out, not a traceback."""
+    bar = ProgressBar(total, label)
+    try:
+        yield bar.update
+    except OSError as exc:
+        raise UsageError(f"--out {out}: writing failed ({exc.strerror or type(exc).__name__})") from None
+    finally:
+        bar.close()

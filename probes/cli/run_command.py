@@ -22,7 +22,7 @@ from probes.core.registry import get_benchmark
 from probes.core.selection import select_items
 from probes.core.types import Mode, Result, Status
 from probes.running import answerers
-from probes.running.adaptive_sweep import SweepOutcome, check_sweep, sweep_models
+from probes.running.adaptive_sweep import Sweeping, SweepOutcome, check_sweep, sweep_models
 from probes.running.runner import Progress, RunPlan, Stop, run
 from probes.running.store import Store
 
@@ -146,9 +146,8 @@ async def run_stoppable(
             if adaptive is None:
                 results += await run(plan, store, shown, stop, progress)
                 continue
-            swept, ended = await sweep_models(
-                plan, store, adaptive.until_pse_width, adaptive.max_requests, adaptive.seed, stop, progress, shown
-            )
+            how = Sweeping(store, adaptive.until_pse_width, adaptive.max_requests, adaptive.seed, stop, progress, shown)
+            swept, ended = await sweep_models(plan, how)
             results += swept
             if outcomes is not None:
                 outcomes += ended

@@ -8,7 +8,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from probes.cli.progress import ProgressBar
+from probes.cli.progress import writing
 from probes.core.benchmark import Benchmark
 from probes.core.errors import UsageError
 from probes.core.registry import get_benchmark
@@ -30,15 +30,10 @@ def write_set(benchmark: Benchmark, items: list[Item], spec: SetSpec, out: Path,
     """`generate --format hf` or `--format lmms-eval`."""
     if form == "lmms-eval":
         check_exportable(benchmark)  # before drawing anything
-    bar = ProgressBar(len(items), f"generate {benchmark.id}")
-    try:
-        shards = write_hf(benchmark, items, spec, out, bar.update, form=form)
+    with writing(out, len(items), f"generate {benchmark.id}") as update:
+        shards = write_hf(benchmark, items, spec, out, update, form=form)
         if form == "lmms-eval":
             folder = write_lmms_eval_task(out, spec, benchmark.title, shards, len(items))
-    except OSError as exc:  # a full disk, the folder removed meanwhile
-        raise UsageError(f"--out {out}: writing failed ({exc.strerror or type(exc).__name__})") from None
-    finally:
-        bar.close()
     print(f"wrote {len(items)} items to {out} ({len(shards)} parquet shard{'s' if len(shards) > 1 else ''}); "
           f"load them with datasets.load_dataset({str(out)!r})")  # fmt: skip
     if form == "lmms-eval":

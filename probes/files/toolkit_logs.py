@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import re
 import string
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -123,10 +124,7 @@ def _read_samples(path: Path) -> LmmsRun:
         raise ToolkitFileError(f"{path}: cannot be read ({exc.strerror})") from None
     if not samples:
         raise ToolkitFileError(f"{path}: no samples")
-    ids = [s.doc_id for s in samples]
-    if len(set(ids)) != len(ids):
-        twice = next(i for i in ids if ids.count(i) > 1)
-        raise ToolkitFileError(f"{path.name}: doc_id {twice} appears {ids.count(twice)} times")
+    _distinct(path.name, "doc_id", [s.doc_id for s in samples])
     date = match.group("date")
     results = _read_results(path.parent / f"{date}_results.json") if date else None
     return LmmsRun(path, match.group("task"), samples, results)
@@ -241,11 +239,18 @@ def read_vlmevalkit(path: Path) -> list[PredictionRow]:
                                   record["answer"].strip(), record["prediction"], hit, extra))  # fmt: skip
     if not rows:
         raise ToolkitFileError(f"{path.name}: no rows")
-    indices = [r.index for r in rows]
-    if len(set(indices)) != len(indices):
-        twice = next(i for i in indices if indices.count(i) > 1)
-        raise ToolkitFileError(f"{path.name}: index {twice} appears {indices.count(twice)} times")
+    _distinct(path.name, "index", [r.index for r in rows])
     return rows
+
+
+def _distinct(name: str, column: str, values: list) -> None:
+    """Refuse a file that names one doc or row twice (its reply would count twice), naming the
+    first value that repeats. Counted once: a million rows with a repeat at the end must not
+    take a million counts of a million."""
+    counts = Counter(values)
+    twice = next((value for value in values if counts[value] > 1), None)
+    if twice is not None:
+        raise ToolkitFileError(f"{name}: {column} {twice} appears {counts[twice]} times")
 
 
 def _table(path: Path):

@@ -112,17 +112,21 @@ def sent_sign(plan: RunPlan) -> float:
     return 1.0
 
 
-async def sweep(
-    plan: RunPlan,
-    backend: Backend,
-    store: Store,
-    width: float,
-    max_requests: int | None,
-    seed: int,
-    stop: Stop,
-    progress: Progress,
-    on_result: Callable[[Result, Progress], None] | None = None,
-) -> tuple[list[Result], SweepOutcome]:
+@dataclass(frozen=True)
+class Sweeping:
+    """What every model's sweep of one run shares: where results go, when a sweep ends (`width`,
+    `max_requests`, `stop`), the order of the items (`seed`), and who hears of each result."""
+
+    store: Store
+    width: float
+    max_requests: int | None
+    seed: int
+    stop: Stop
+    progress: Progress
+    on_result: Callable[[Result, Progress], None] | None = None
+
+
+async def sweep(plan: RunPlan, backend: Backend, how: Sweeping) -> tuple[list[Result], SweepOutcome]:
     """One model's sweep under `plan`'s condition (its items the pool; its models ignored)."""
     sign = await asyncio.to_thread(sent_sign, plan)
     left: dict[float, list[Item]] = {}
@@ -131,9 +135,9 @@ async def sweep(
         if x is not None:
             left.setdefault(sign * x + 0.0, []).append(item)
     for x, items in left.items():  # the same order for every model and every re-run
-        random.Random(f"{seed}:{x!r}").shuffle(items)
+        random.Random(f"{how.seed}:{x!r}").shuffle(items)
     pool = sum(len(items) for items in left.values())
-    limit = pool if max_requests is None else min(pool, max_requests)
+    limit = pool if how.max_requests is None else min(pool, how.max_requests)
     design = Design.over(list(left))
     one = dataclasses.replace(plan, models=[backend], concurrency=1)
     results: list[Result] = []
@@ -142,10 +146,10 @@ async def sweep(
     backend.hold()  # one client (its connections) for the whole sweep, not one per request
     try:
         while True:
-            if stop.requested:
+            if how.stop.requested:
                 ended = "stopped"
                 break
-            if graded + chosen and design.done(width):
+            if graded + chosen and design.done(how.width):
                 ended = "width"
                 break
             if len(results) >= limit:
@@ -156,7 +160,7 @@ async def sweep(
                 break
             x = design.next_difference(available)
             item = left[x].pop()
-            got = await run(dataclasses.replace(one, items=[item]), store, on_result, stop, progress)
+            got = await run(dataclasses.replace(one, items=[item]), how.store, how.on_result, how.stop, how.progress)
             if not got:  # stopped before it was asked
                 continue
             result = got[0]
@@ -184,18 +188,7 @@ async def sweep(
     return results, outcome
 
 
-async def sweep_models(
-    plan: RunPlan,
-    store: Store,
-    width: float,
-    max_requests: int | None,
-    seed: int,
-    stop: Stop,
-    progress: Progress,
-    on_result: Callable[[Result, Progress], None] | None = None,
-) -> tuple[list[Result], list[SweepOutcome]]:
+async def sweep_models(plan: RunPlan, how: Sweeping) -> tuple[list[Result], list[SweepOutcome]]:
     """Every model of `plan` swept side by side, each one request at a time."""
-    done = await asyncio.gather(
-        *(sweep(plan, backend, store, width, max_requests, seed, stop, progress, on_result) for backend in plan.models)
-    )
+    done = await asyncio.gather(*(sweep(plan, backend, how) for backend in plan.models))
     return [r for results, _ in done for r in results], [outcome for _, outcome in done]

@@ -16,7 +16,8 @@ from PIL import Image, ImageFile
 from models.types import to_rgb
 from probes.files.image_reading import Refused, read_image
 from probes.files.images import MAX_FILE_BYTES, MAX_PIXELS, ImageRejected, check_image_file
-from tests.support.hostile_corpus import KINDS, PATHS, write_bomb, write_sparse
+from tests.support.hostile_corpus import KINDS, PATHS
+from tests.support.hostile_files import write_bomb, write_sparse
 from tests.support.hostile_trials import try_kind
 
 

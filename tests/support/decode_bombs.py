@@ -2,7 +2,7 @@
 spot: each is a valid-looking file under the public upload bound (20 MB) that Pillow, before the
 structural bounds, spent seconds to minutes on. Each `Bomb` says which bound refuses it (the
 regex the one-line message matches). Used by tests/probes/test_decode_bounds.py,
-tests/ui/test_decode_bombs_public.py, the hostile corpus and bench/abuse_attacks.py.
+tests/ui/test_decode_bombs_public.py, the hostile corpus and bench/abuse_attacks_decode.py.
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from PIL import Image
+
+from tests.support.hostile_files import write_bomb
 
 
 @dataclass(frozen=True)
@@ -156,8 +158,6 @@ def webp_frames(frames: int = 2_000) -> Callable[[Path], None]:
 
 def decompression_bomb(path: Path) -> None:
     """A 30000 x 30000 PNG in 100 KB (the hostile corpus's own)."""
-    from tests.support.hostile_corpus import write_bomb  # here: the corpus lists these bombs too
-
     write_bomb(path)
 
 

@@ -145,3 +145,21 @@ def test_a_student_cannot_drive_the_class_through_the_api(serve):
     shown = client.predict(opened["teacher_token"], api_name="/class_reveal")
     assert {t["answer"]: t["count"] for t in shown["tally"]} == {"Yes": 0, "No": 1}
     assert client.predict(student, api_name="/class_item")["truth"] == shown["truth"]
+
+
+def test_a_class_of_examples_ticked_in_the_form(serve, page):
+    """The form's "Items from the Examples": its list replaces the benchmark's fields, and the
+    class holds the ticked examples, in the order they were ticked."""
+    page.goto(serve())
+    open_tab(page, "Class")
+    open_tab(page, "Teach")
+    expect(page.locator("#class-examples")).to_be_hidden()
+    page.locator("#class-source").get_by_text("Items from the Examples", exact=True).click()
+    expect(page.locator("#class-benchmark")).to_be_hidden()
+    for title in ("Squares in squares", "Two circles that almost touch"):
+        page.locator("#class-examples").get_by_text(title, exact=True).click()
+    page.click("#class-open")
+    code = page.locator("#class-presenter .class-code b")
+    expect(code).to_have_text(re.compile(r"^[A-Z2-9]{6}$"))
+    items = CLASSES.by_code(code.inner_text()).lesson.items
+    assert [benchmark.id for benchmark, _ in items] == ["blind/nested-squares", "blind/touching-circles"]

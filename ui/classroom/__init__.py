@@ -21,7 +21,8 @@ from ui.classroom.student import MAX_BUTTONS
 from ui.common import key_boxes, model_choices, with_key_parameters
 from ui.items import generated_ids
 
-SOURCES = {"A benchmark or generated set": "benchmark", "Items from the Examples": "examples"}
+# (what the form says, what the form sends): the handlers get the second, as lessons.lesson_items reads it.
+SOURCES = [("A benchmark or generated set", "benchmark"), ("Items from the Examples", "examples")]
 SWEEP = "difference=-0.3,-0.2,-0.12,-0.06,0.06,0.12,0.2,0.3 inducers=with illusion_strength=30 prompt=which-longer"
 TICK = 1.0  # seconds between a page's looks at where the class is
 
@@ -67,7 +68,7 @@ def build_class(
             student_timer = gr.Timer(TICK, active=False)
         with gr.Tab("Teach", id="class-teach"):
             with gr.Accordion("Open a class", open=True, elem_id="class-open-form") as form:
-                source = Radio(list(SOURCES), value=next(iter(SOURCES)), label="Items", elem_id="class-source")
+                source = Radio(SOURCES, value="benchmark", label="Items", elem_id="class-source")
                 with gr.Row():
                     benchmark = Dropdown(generated_ids(), value="illusion/mueller-lyer", label="Benchmark",
                                          allow_custom_value=True, elem_id="class-benchmark")  # fmt: skip
@@ -128,11 +129,14 @@ def build_class(
     send_text.click(student.answer, [student_token, written], inputs_after, **private).then(lambda: "", None, written)
 
     # The teacher's side.
-    source.change(lambda s: [gr.update(visible=SOURCES[s] == "benchmark")] * 4 + [gr.update(visible=SOURCES[s] == "examples")],
+    source.change(lambda s: [gr.update(visible=s == "benchmark")] * 4 + [gr.update(visible=s == "examples")],
                   source, [benchmark, params, count, seed, picked], **private)  # fmt: skip
+    # Named after the key boxes of this build (with_key_parameters reads the providers now, as the
+    # boxes above do): a provider declared after import gets its box and its parameter alike.
+    opening = [source, benchmark, params, count, seed, picked, seconds, pace, models, *keys]
     open_button.click(
-        _opened, [source, benchmark, params, count, seed, picked, seconds, pace, models, *keys],
-        [teacher_token, presenter, qr, message, teacher_timer], **private,
+        with_key_parameters(teacher.open_lesson), opening, [teacher_token, presenter, qr, message, teacher_timer],
+        **private,
     ).success(lambda held: gr.update(open=not held), teacher_token, form, **private)  # fmt: skip
     teacher_timer.tick(teacher.refresh, teacher_token, [presenter, qr], **direct)
     next_button.click(teacher.next_item, teacher_token, [presenter, item_picture, item_text, revealed], **private)
@@ -178,26 +182,7 @@ def live(token: str) -> bool:
     if not token:
         return False
     try:
-        lessons.CLASSES.by_token(token)
+        lessons.room_for(token)
     except ClassError:  # expired, or not a token of this server: nothing to restore
         return False
     return True
-
-
-@with_key_parameters
-def _opened(
-    request: gr.Request,
-    source: str,
-    benchmark: str,
-    params: str,
-    count: float | None,
-    seed: float | None,
-    picked: list[str] | None,
-    seconds: float | None,
-    pace: str,
-    models: list[str] | None,
-    *typed_keys: str,
-) -> list[Any]:
-    """The form's choice of items, by name (`SOURCES`), then the class opened."""
-    return teacher.open_lesson(request, SOURCES.get(source, "benchmark"), benchmark, params, count, seed, picked,
-                               seconds, pace, models, *typed_keys)  # fmt: skip

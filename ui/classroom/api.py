@@ -31,7 +31,15 @@ import gradio as gr
 from probes.classroom import ClassError, lesson_results
 from probes.core.errors import ProbeError
 from probes.running.limits import current as limits
-from ui.classroom.lessons import CLASSES, lesson_items, open_class
+from ui.classroom.lessons import (
+    CLASSES,
+    answer_text,
+    lesson_items,
+    open_class,
+    plain_text,
+    room_for,
+    text_field,
+)
 from ui.common import user_message
 
 
@@ -75,9 +83,10 @@ def class_open(
     untimed; models comma-separated, at most four)."""
 
     def work() -> dict[str, Any]:
-        items = lesson_items("benchmark", benchmark, params, count, 0, None)
-        chosen = [m.strip() for m in (models or "").split(",") if m.strip()]
-        room = open_class(request, items, seconds or None, "paced", chosen, {}, limits().text("benchmark", benchmark))
+        named, listed = text_field("benchmark", benchmark), text_field("models", models)
+        chosen = [m.strip() for m in listed.split(",") if m.strip()]
+        items = lesson_items("benchmark", named, text_field("params", params), count, 0, None)
+        room = open_class(request, items, seconds, "paced", chosen, {}, limits().text("benchmark", named))
         return {"code": room.code, "teacher_token": room.teacher_token, "items": len(room.lesson.items)}
 
     return _answer(work)
@@ -87,7 +96,7 @@ def class_join(code: str, name: str) -> dict[str, Any]:
     """Join the class with this code under a nickname (optional)."""
 
     def work() -> dict[str, Any]:
-        room, token = CLASSES.join(code, name)
+        room, token = CLASSES.join(plain_text(code), plain_text(name) or None)
         return {"student_token": token, "name": room.student(token).name}
 
     return _answer(work)
@@ -99,7 +108,7 @@ def class_item(student_token: str, shown: int | None = None) -> dict[str, Any]:
     (`image` null, `image_unchanged` true): a poll each second costs a few hundred bytes."""
 
     def work() -> dict[str, Any]:
-        room = CLASSES.by_token(student_token)
+        room = room_for(student_token)
         view = room.item_for(student_token)
         index = view.get("index")
         if index is not None and index == shown:
@@ -113,29 +122,29 @@ def class_item(student_token: str, shown: int | None = None) -> dict[str, Any]:
 
 def class_answer(student_token: str, answer: str) -> dict[str, Any]:
     """This student's answer to the item they are on: an option's letter or text, yes/no, a number."""
-    return _answer(lambda: CLASSES.by_token(student_token).answer(student_token, answer))
+    return _answer(lambda: room_for(student_token).answer(student_token, answer_text(answer)))
 
 
 def class_status(teacher_token: str) -> dict[str, Any]:
     """Where the class is: the item on screen, how many joined and answered, the countdown."""
-    return _answer(lambda: CLASSES.by_token(teacher_token).status(teacher_token))
+    return _answer(lambda: room_for(teacher_token).status(teacher_token))
 
 
 def class_next(teacher_token: str) -> dict[str, Any]:
     """Show the next item (the first, from the lobby)."""
-    return _answer(lambda: CLASSES.by_token(teacher_token).next(teacher_token))
+    return _answer(lambda: room_for(teacher_token).next(teacher_token))
 
 
 def class_reveal(teacher_token: str) -> dict[str, Any]:
     """The class's answers to the item on screen, its truth and each model's answer."""
-    return _answer(lambda: CLASSES.by_token(teacher_token).reveal(teacher_token))
+    return _answer(lambda: room_for(teacher_token).reveal(teacher_token))
 
 
 def class_results(teacher_token: str) -> dict[str, Any]:
     """The end of the lesson: per item and overall beside the models, and the curve's fits."""
 
     def work() -> dict[str, Any]:
-        room = CLASSES.by_token(teacher_token)
+        room = room_for(teacher_token)
         room.check_teacher(teacher_token)
         return lesson_results(room)
 

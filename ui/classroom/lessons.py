@@ -16,7 +16,7 @@ from typing import Any
 import gradio as gr
 
 from probes.asking.prompting import assemble_prompt
-from probes.classroom import Classes, ClassRoom, Lesson, Pace
+from probes.classroom import ClassError, Classes, ClassRoom, Lesson, Pace
 from probes.core.benchmark import Benchmark
 from probes.core.errors import ProbeError, UsageError
 from probes.core.params import parse_params
@@ -36,6 +36,54 @@ CLASSES = Classes()
 MAX_MODELS = 4
 MAX_COUNT = 60
 CONDITION = Condition()  # the class is asked the item as it is; so are the models beside it
+
+
+# Tokens and answers come from outside as JSON (an API caller's arguments, a browser's stored
+# token, a button's value): any type, not only the strings the page sends. They are read here,
+# so that a list or an object is refused as a forged token or an unreadable answer is, not an
+# internal error with a traceback in the log for every such request.
+
+
+def room_for(token: object) -> ClassRoom:
+    """The class a token from outside names; anything but a string names none, and is refused
+    with the words a forged token gets (they say nothing of which classes are open)."""
+    return CLASSES.by_token(token if isinstance(token, str) else "")
+
+
+def answer_text(value: object) -> str:
+    """An answer from outside as text: a string, or a number a script sent as one."""
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return ""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return str(value)
+    raise ClassError("an answer is an option's letter or text, yes or no, or a number")
+
+
+def plain_text(value: object) -> str:
+    """A code, a nickname or a form's field from outside: "" for anything but a string."""
+    return value if isinstance(value, str) else ""
+
+
+def text_field(what: str, value: object) -> str:
+    """A field of class_open from a script: text (None is empty); anything else is refused."""
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise UsageError(f"{what}: write it as text")
+    return value
+
+
+def seconds_per_item(value: object) -> float | None:
+    """Seconds per item from the form or a script: a number, None or 0 for untimed."""
+    if value is None or value == "" or isinstance(value, bool):
+        return None
+    try:
+        seconds = float(value)  # type: ignore[arg-type] - a script may send anything: refused below
+    except (TypeError, ValueError):
+        raise UsageError("seconds per item: a number (0: untimed)") from None
+    return seconds or None
 
 
 def lesson_items(source: str, benchmark_id: str, params: str, count: float | None, seed: float | None,
@@ -69,7 +117,7 @@ def open_class(
     if len(chosen) > MAX_MODELS:
         raise UsageError(f"at most {MAX_MODELS} models beside a class")
     backends = {model: backend_for(model, keys) for model in chosen}  # refused models say why, now
-    seconds = None if not seconds else float(seconds)
+    seconds = seconds_per_item(seconds)
     lesson = Lesson(tuple(items), seconds, tuple(chosen), Pace(pace), title)
     room = CLASSES.open(lesson)
     ask_models(room, backends, keys, request)

@@ -14,7 +14,7 @@ import gradio as gr
 from probes.classroom import ClassError
 from probes.core.errors import ProbeError
 from probes.core.types import AnswerKind
-from ui.classroom.lessons import CLASSES
+from ui.classroom.lessons import CLASSES, answer_text, plain_text, room_for
 from ui.classroom.views import student_html
 from ui.common import user_message
 
@@ -28,7 +28,7 @@ def _message(text: str) -> str:
 def join(code: str, name: str) -> list[Any]:
     """[token, page, join box visible, timer active]."""
     try:
-        _, token = CLASSES.join(code, name)
+        _, token = CLASSES.join(plain_text(code), plain_text(name) or None)
     except (ClassError, ProbeError) as exc:
         return [gr.update(), _message(str(exc)), gr.update(visible=True), gr.update(active=False)]
     except Exception as exc:  # noqa: BLE001 - user_message logs what is not the student's mistake
@@ -52,7 +52,7 @@ def refresh(token: str, shown: int | None) -> list[Any]:
             gr.update(active=False),
         ]
     try:
-        room = CLASSES.by_token(token)
+        room = room_for(token)
         view = room.item_for(token)
     except (ClassError, ProbeError) as exc:
         hidden = [gr.update(visible=False)] * MAX_BUTTONS
@@ -89,12 +89,12 @@ def _inputs(view: dict[str, Any], answering: bool) -> tuple[list[Any], Any, Any]
 def answer(token: str, given: str) -> list[Any]:
     """A tap or a typed answer ("a. Top" sends its label "a"): [page, *buttons, number pad, text
     box], the inputs hidden once the answer is in (a refused one leaves them to try again)."""
-    text = (given or "").strip()
-    label, dot, _ = text.partition(". ")
-    if dot and len(label) <= 2:
-        text = label
     try:
-        done = CLASSES.by_token(token).answer(token, text)
+        text = answer_text(given).strip()
+        label, dot, _ = text.partition(". ")
+        if dot and len(label) <= 2:
+            text = label
+        done = room_for(token).answer(token, text)
     except (ClassError, ProbeError) as exc:
         return [_message(str(exc)), *[gr.skip()] * (MAX_BUTTONS + 2)]
     hidden = [gr.update(visible=False)] * (MAX_BUTTONS + 2)

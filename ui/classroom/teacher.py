@@ -18,7 +18,7 @@ import gradio as gr
 
 from probes.classroom import ClassError, answers_table, lesson_results
 from probes.core.errors import ProbeError
-from ui.classroom.lessons import CLASSES, lesson_items, open_class
+from ui.classroom.lessons import lesson_items, open_class, room_for
 from ui.classroom.views import curve_figure, presenter_html, qr_svg, results_html, reveal_html
 from ui.common import session_keys, user_message
 from ui.sessions import CLASS_PEOPLE, people_quota, shared_store
@@ -52,7 +52,8 @@ def open_lesson(
     models: list[str] | None,
     *typed_keys: str,
 ) -> list[Any]:
-    """[teacher token, presenter, QR, message, timer active]."""
+    """[teacher token, presenter, QR, message, timer active]. `source`: "benchmark" or "examples";
+    `typed_keys`: the key boxes' values (the build names them, ui.common.with_key_parameters)."""
     try:
         items = lesson_items(source, benchmark, params, count, seed, picked)
         room = open_class(request, items, seconds, pace, models or [], session_keys(*typed_keys), benchmark or "")
@@ -70,7 +71,7 @@ def refresh(token: str, request: gr.Request) -> list[Any]:
     if not token:
         return [gr.skip(), gr.skip()]
     try:
-        room = CLASSES.by_token(token)
+        room = room_for(token)
         status = room.status(token)
     except (ClassError, ProbeError) as exc:
         return [_warn(str(exc)), ""]
@@ -84,7 +85,7 @@ def restore(token: str, request: gr.Request) -> list[Any]:
     if not token:
         return [gr.skip()] * 4 + [gr.update(active=False)]
     try:
-        room = CLASSES.by_token(token)
+        room = room_for(token)
         status = room.status(token)
     except (ClassError, ProbeError):
         return [gr.skip()] * 4 + [gr.update(active=False)]
@@ -109,7 +110,7 @@ def _item_shown(room, token: str) -> tuple[Any, str]:
 def next_item(token: str, request: gr.Request) -> list[Any]:
     """[presenter, image, question, reveal]."""
     try:
-        room = CLASSES.by_token(token)
+        room = room_for(token)
         status = room.next(token)
     except (ClassError, ProbeError) as exc:
         return [_warn(str(exc)), gr.skip(), gr.skip(), gr.skip()]
@@ -119,7 +120,7 @@ def next_item(token: str, request: gr.Request) -> list[Any]:
 
 def reveal(token: str) -> str:
     try:
-        shown = CLASSES.by_token(token).reveal(token)
+        shown = room_for(token).reveal(token)
     except (ClassError, ProbeError) as exc:
         return _warn(str(exc))
     if "items" in shown:  # self-paced: every item at once
@@ -130,7 +131,7 @@ def reveal(token: str) -> str:
 def results(token: str) -> list[Any]:
     """[results, curve, CSV file, JSON file]."""
     try:
-        room = CLASSES.by_token(token)
+        room = room_for(token)
         room.check_teacher(token)
         summary = lesson_results(room)
     except (ClassError, ProbeError) as exc:
@@ -154,7 +155,7 @@ def results(token: str) -> list[Any]:
 def publish(token: str, request: gr.Request) -> str:
     """The class's answers join the people rows (the teacher's choice, once)."""
     try:
-        room = CLASSES.by_token(token)
+        room = room_for(token)
         room.check_teacher(token)
         if room.published:
             return "Already published."

@@ -93,7 +93,9 @@ def test_without_our_items_rows_are_graded_from_the_file(tmp_path):
      ("m_X.xlsx", "not a zip at all", "not a readable xlsx table"),
      ("m_X.json", "{}", "VLMEvalKit prediction files are .xlsx, .tsv or .csv"),
      ("m_X.csv", '"index","question","A","B","answer","prediction","hit"\n"0","Q","x","y","A","A","maybe"\n',
-      "row 2: hit must be 0 or 1")],
+      "row 2: hit must be 0 or 1"),
+     ("m_X.tsv", '"index"\t"question"\t"answer"\t"prediction"\n"7"\t"Q"\t"A"\t"A"\n"7"\t"Q"\t"A"\t"B"\n',
+      "m_X.tsv: index 7 appears 2 times")],
 )  # fmt: skip
 def test_malformed_files_are_refused_in_one_line(tmp_path, name, content, message):
     if name.endswith(".xlsx"):
