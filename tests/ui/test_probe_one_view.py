@@ -15,7 +15,7 @@ from playwright.sync_api import expect
 from tests.support.fake_servers import FakeOpenAIServer
 from tests.ui.conftest import WAIT_MS, screenshot
 from tests.ui.navigation import open_tab
-from tests.ui.test_probe_tab import VISIBLE_SHARE, choose_model, tick
+from tests.ui.test_probe_tab import VISIBLE_SHARE, choose_model, choose_source, tick
 from ui import examples
 from ui.probe.share import decode
 
@@ -165,7 +165,7 @@ def test_a_benchmark_item_and_the_lab_s_stimulus_clear_the_last_answers_too(serv
     expect(page.locator("#probe-item-text")).to_contain_text("Are the two circles touching")
     _ask(page)
     # A benchmark item: Load.
-    page.locator("#probe-source").get_by_label("Benchmark item").check()
+    choose_source(page, "Benchmark item")
     page.locator("#probe-index input").fill("3")
     page.click("#probe-load")
     _no_answers_left(page)

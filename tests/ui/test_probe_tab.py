@@ -15,7 +15,7 @@ from playwright.sync_api import expect
 from tests.conftest import shapes_image
 from tests.support.fake_http import Fault, Reply
 from tests.support.fake_servers import FakeOpenAIServer
-from tests.ui.conftest import screenshot
+from tests.ui.conftest import WAIT_MS, screenshot
 
 HOSTILE = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script> **bold** [link](http://example.invalid) Yes'
 PHONE = {"width": 390, "height": 844}
@@ -81,13 +81,28 @@ def stage_shares(page, count: int = 1, sizes: list[tuple[int, int]] | None = Non
     return shares
 
 
+def choose_source(page, name: str) -> None:
+    """Tick a source. On a loaded machine a click that lands while the page is still re-drawing the
+    last event's outputs can be lost (playwright: "clicking the checkbox did not change its
+    state"): click again until it holds, a few times at most, each wait on the state itself."""
+    choice = page.locator("#probe-source").get_by_label(name)
+    for _ in range(3):
+        choice.click()
+        try:
+            expect(choice).to_be_checked(timeout=WAIT_MS // 4)
+            return
+        except AssertionError:
+            continue
+    expect(choice).to_be_checked()
+
+
 def upload(page, tmp_path, images: list[Image.Image], question: str) -> None:
     paths = []
     for number, image in enumerate(images):
         path = tmp_path / f"upload-{image.width}x{image.height}-{number}.png"
         image.save(path)
         paths.append(str(path))
-    page.locator("#probe-source").get_by_label("Upload").check()
+    choose_source(page, "Upload")
     clear = page.locator("#probe-files").get_by_role("button", name="Clear")
     if clear.is_visible():  # the file box adds to what it holds: start afresh, as a person would
         clear.click()
@@ -224,7 +239,7 @@ def test_a_rejected_upload_gets_a_clear_message(serve, page, tmp_path):
     fake = tmp_path / "notes.png"
     fake.write_text("not really an image")
     page.goto(serve())
-    page.locator("#probe-source").get_by_label("Upload").check()
+    choose_source(page, "Upload")
     page.locator("#probe-files input[type=file]").set_input_files(str(fake))
     page.locator("#probe-question textarea, #probe-question input").first.fill("What is this?")
     page.click("#probe-use-upload")
