@@ -4,6 +4,7 @@ that lets requests in flight finish and be saved, and the session budget across 
 from __future__ import annotations
 
 import asyncio
+import math
 from concurrent.futures import ThreadPoolExecutor
 from types import SimpleNamespace
 
@@ -183,3 +184,28 @@ def test_server_keys_pay_for_what_is_sent_and_the_budget_says_so(monkeypatch):
     assert server.request_count == 30
 
 
+def test_an_evaluation_keeps_the_answers_probabilities_and_never_rebuys_a_stored_answer(monkeypatch):
+    """The Evaluate tab asks for probabilities where the model gives them (a local OpenAI-compatible
+    server serving logprobs): the stored results carry them; answers stored before without them
+    are kept as they are, nothing sent again for them."""
+    request = SimpleNamespace(session_hash="visitor")
+    no_bar = lambda *args, **kwargs: None  # noqa: E731
+    offered = lambda index, token, tokens: [(" No", math.log(0.7)), (" Yes", math.log(0.3))] if token == " No" else None  # noqa: E731
+    with FakeOpenAIServer(responder=lambda body: "Answer: No", alternatives=offered, logprobs="omit") as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-server-test")
+        inputs = (["blind/touching-circles"], "", "", ["openai/x", "baseline/chance"], ["0-shot"], ["none"])
+        before = run_async(frames(evaluate.run_eval(request, no_bar, *inputs, 6, 0, 0, "", "")))
+        assert "**Finished**" in before[-1][0] and server.request_count == 6  # answered without them
+        server.logprobs = "serve"
+        shown = run_async(frames(evaluate.run_eval(request, no_bar, *inputs, 8, 0, 0, "", "")))
+        assert "**Finished**" in shown[-1][0]
+        assert server.request_count == 8  # only the two new items: the six stored are kept
+        assert all(r["body"].get("logprobs") is True for r in server.requests)
+        results = [r for r in store().results() if r.model == "openai/x"]
+        assert len(results) == 8
+        given = [r for r in results if r.probabilities is not None]
+        assert len(given) == 2
+        for result in given:
+            assert result.probabilities == pytest.approx({"yes": 0.3, "no": 0.7})
+        assert all(r.probabilities is None for r in store().results() if r.model == "baseline/chance")

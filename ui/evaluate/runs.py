@@ -152,7 +152,11 @@ def build_plans(config: EvalConfig, keys: dict[str, str]) -> list[RunPlan]:
             generation = GenerateConfig(max_tokens=mode.max_tokens, seed=config.seed)
             for perturbation in config.perturbations:
                 for name, chosen in perturb.expand(perturbation, items):
-                    plan = RunPlan(benchmark, chosen, backends, mode, name, generation, config.concurrency)
+                    # Each request asks for the answers' probabilities where the model gives them
+                    # (the Scoreboard's calibration and graded curves read them); an answer already
+                    # stored without them is kept as it is, never bought again for them.
+                    plan = RunPlan(benchmark, chosen, backends, mode, name, generation, config.concurrency,
+                                   probabilities=True, keep_answers=True)  # fmt: skip
                     preflight(plan)
                     plans.append(plan)
                 limits().evaluation(sum(len(p.items) * len(p.models) for p in plans))
