@@ -1,0 +1,198 @@
+"""Calibration as sums that add up, per cell (benchmark, model, mode, perturbation, origin, group
+value), as the store's counts are kept (probes/running/cells.py): a view's row is the sum of its
+cells, so the Scoreboard reads the results that carry probabilities once per benchmark and then
+answers every filter, breakdown and origin choice by adding a few hundred cells, never by reading
+results again.
+
+Every figure of probes/analysis/calibration.py is a sum over items divided by their count:
+mean_p_right (the right answer's probability), brier (per item, the squared distances over its
+answers), and ece, whose bins each need their count, the sum of the chosen answer's probability
+and how many were right. `Sums` keeps exactly those (sums as compensated pairs, so the order in
+which cells are added does not change them beyond the last bit), and gives the same `Calibration`
+and `Bin`s as calibration.py gives for the same items (tests/probes/analysis/test_calibration_cells.py).
+Which results enter, and how an item's answers are read, is calibration.py's `scored`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from probes.analysis.calibration import BINS, Bin, Calibration, Scored
+from probes.analysis.calibration import key as answer_key
+
+Key = tuple[str, str, str, str, str, str]  # benchmark, model, mode, perturbation, origin, grp ('' or name=value)
+
+
+def _plus(pair: tuple[float, float], value: float) -> tuple[float, float]:
+    """(high, low) + value, Neumaier's compensated sum (as probes.analysis.scoring keeps sums)."""
+    high, low = pair
+    total = high + value
+    error = (high - total) + value if abs(high) >= abs(value) else (value - total) + high
+    return total, low + error
+
+
+def _joined(a: tuple[float, float], b: tuple[float, float]) -> tuple[float, float]:
+    return _plus((a[0], a[1] + b[1]), b[0])
+
+
+def _value(pair: tuple[float, float]) -> float:
+    return pair[0] + pair[1]
+
+
+@dataclass(slots=True)
+class Sums:
+    """What calibration figures are made of, for any set of scored items: addable."""
+
+    n: int = 0
+    p_right: tuple[float, float] = (0.0, 0.0)
+    brier: tuple[float, float] = (0.0, 0.0)
+    bin_n: list[int] = field(default_factory=lambda: [0] * BINS)
+    bin_confidence: list[tuple[float, float]] = field(default_factory=lambda: [(0.0, 0.0)] * BINS)
+    bin_right: list[int] = field(default_factory=lambda: [0] * BINS)
+
+    def add_item(self, item: Scored) -> None:
+        p = item.p
+        right = item.right
+        confidence = p[item.pick]
+        index = min(BINS - 1, int(confidence * BINS))  # as calibration.bins places it
+        self.n += 1
+        self.p_right = _plus(self.p_right, p[right])
+        self.brier = _plus(self.brier, sum((value - (answer == right)) ** 2 for answer, value in p.items()))
+        self.bin_n[index] += 1
+        self.bin_confidence[index] = _plus(self.bin_confidence[index], confidence)
+        self.bin_right[index] += item.correct
+
+    def add(self, other: Sums) -> None:
+        self.n += other.n
+        self.p_right = _joined(self.p_right, other.p_right)
+        self.brier = _joined(self.brier, other.brier)
+        for index in range(BINS):
+            self.bin_n[index] += other.bin_n[index]
+            self.bin_confidence[index] = _joined(self.bin_confidence[index], other.bin_confidence[index])
+            self.bin_right[index] += other.bin_right[index]
+
+    def bins(self) -> list[Bin]:
+        """calibration.bins of the items summed."""
+        found = []
+        for index in range(BINS):
+            n = self.bin_n[index]
+            confidence = _value(self.bin_confidence[index]) / n if n else None
+            accuracy = self.bin_right[index] / n if n else None
+            found.append(Bin(index / BINS, (index + 1) / BINS, n, confidence, accuracy))
+        return found
+
+    def calibration(self) -> Calibration | None:
+        """calibration.calibration of the items summed (None: no item)."""
+        if not self.n:
+            return None
+        n = self.n
+        ece = sum(b.n / n * abs(b.accuracy - b.confidence) for b in self.bins() if b.n)
+        return Calibration(_value(self.p_right) / n, _value(self.brier) / n, ece, n)
+
+
+_P = '{"p": '  # how the store writes probabilities (probes/running/store.py): the answers' first
+_DECODER = json.JSONDecoder()
+
+
+def answers_p(stored: str) -> dict[str, float]:
+    """The answers' probabilities of a stored probabilities JSON ({"p": ..., "mass": ...,
+    "top": [...]}): only the "p" object is decoded where the text starts with it (the
+    alternatives at the answer token are most of the text, and calibration never reads them)."""
+    if stored.startswith(_P):
+        found = _DECODER.raw_decode(stored, len(_P))[0]
+    else:
+        found = json.loads(stored).get("p")
+    return found if isinstance(found, dict) else {}
+
+
+class _Keys(dict):
+    """A stored JSON value's answer key (calibration.key), decoded once per distinct text:
+    targets and parsed answers repeat. None for a missing value."""
+
+    def __missing__(self, text: str | None) -> str | None:
+        value = json.loads(text) if text else None
+        self[text] = found = None if value is None else answer_key(value)
+        return found
+
+
+@dataclass(slots=True)
+class _Collected:
+    """One group set's values, summed at the end with fsum (exact, in any order)."""
+
+    p_right: list[float] = field(default_factory=list)
+    brier: list[float] = field(default_factory=list)
+    confidence: list[list[float]] = field(default_factory=lambda: [[] for _ in range(BINS)])
+    right: list[int] = field(default_factory=lambda: [0] * BINS)
+
+    def sums(self) -> Sums:
+        fsum = math.fsum
+        return Sums(len(self.p_right), (fsum(self.p_right), 0.0), (fsum(self.brier), 0.0),
+                    [len(c) for c in self.confidence], [(fsum(c), 0.0) for c in self.confidence],
+                    list(self.right))  # fmt: skip
+
+
+def cell_sums(rows: Iterable[tuple], origin: str) -> dict[Key, Sums]:
+    """Sums per cell of rows shaped as `Store.probability_rows` reads them (benchmark, model,
+    mode, perturbation, groups JSON, target JSON, parsed JSON, status, probabilities JSON), all
+    of one `origin`: the overall cell (grp '') and one per entry of each result's groups.
+
+    The loop is calibration.scored and Sums.add_item written out for speed (a million-result
+    store may hold hundreds of thousands with probabilities); tests check it against them. Items
+    are collected per distinct group set (a handful per series), then each set's sums added into
+    its cells: one addition per result, whatever the number of groups."""
+    per_set: dict[tuple[str, str, str, str, str], _Collected] = {}
+    keys = _Keys()
+    top = BINS - 1
+    for benchmark, model, mode, perturbation, groups, target, parsed, status, probabilities in rows:
+        p = answers_p(probabilities)
+        right = keys[target]
+        if right is None or right not in p:  # as calibration.scored: no right answer among them
+            continue
+        chosen = keys[parsed] if status == "answered" else None
+        pick = chosen if chosen in p else max(p, key=p.__getitem__)
+        confidence = p[pick]
+        head = (benchmark, model, mode, perturbation, groups)
+        found = per_set.get(head)
+        if found is None:
+            found = per_set[head] = _Collected()
+        index = min(top, int(confidence * BINS))
+        found.p_right.append(p[right])
+        found.brier.append(sum((value - (answer == right)) ** 2 for answer, value in p.items()))
+        found.confidence[index].append(confidence)
+        found.right[index] += chosen is not None and chosen == right
+    cells: dict[Key, Sums] = {}
+    for (benchmark, model, mode, perturbation, groups), collected in per_set.items():
+        sums = collected.sums()
+        names = json.loads(groups) if groups else {}
+        # Group values named as calibration.grouped names them (and report's rows: "name=value").
+        for grp in ["", *(f"{name}={value}" for name, value in names.items())]:
+            cells.setdefault((benchmark, model, mode, perturbation, origin, grp), Sums()).add(sums)
+    return cells
+
+
+def pooled(parts: Iterable[Mapping[Key, Sums]]) -> dict[Key, Sums]:
+    """Cells of several reads (origins, stores) added cell by cell, into new Sums."""
+    found: dict[Key, Sums] = {}
+    for part in parts:
+        for key, sums in part.items():
+            found.setdefault(key, Sums()).add(sums)
+    return found
+
+
+Head = tuple[str, str, str, str, str]  # benchmark, model, mode, perturbation, group ("overall" or name=value)
+
+
+def by_row(cells: Mapping[Key, Sums]) -> dict[Head, Sums]:
+    """Cells of every origin in `cells` pooled into report rows' heads (grp '' as "overall")."""
+    merged: dict[Head, Sums] = {}
+    for (benchmark, model, mode, perturbation, _, grp), sums in cells.items():
+        merged.setdefault((benchmark, model, mode, perturbation, grp or "overall"), Sums()).add(sums)
+    return merged
+
+
+def calibrations(cells: Mapping[Key, Sums]) -> dict[Head, Calibration]:
+    """calibration.calibration_by_row of the results the cells summed (rows with no item left out)."""
+    return {head: found for head, sums in by_row(cells).items() if (found := sums.calibration())}

@@ -1,0 +1,146 @@
+"""How sure the models were, on the Scoreboard: the calibration columns of the chosen benchmark's
+rows (probes/analysis/calibration.py's mean_p_right, brier, ece and n_prob, for the same results
+`report` reads) and a reliability diagram per model.
+
+Both are read off calibration sums kept per cell (`Tally.calibration_of`, built once per benchmark
+from the results that carry probabilities), so a filter or a breakdown adds a few hundred kept
+sums. Only results with probabilities count: a model that gave none has no figures (the table
+shows a dash, the diagram no line), never any derived from its choices.
+
+The diagram is the classic one (Guo et al. 2017): the answers binned by the probability of the
+answer chosen (10 equal bins), each bin at its mean probability (x) and the share right (y), the
+diagonal where a model is exactly as sure as it is right; under it, how many answers fell in each
+bin (also the markers' size, and every point's hover)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+import plotly.graph_objects as go
+
+from probes.analysis import calibration_cells
+from probes.analysis.calibration import BINS, Bin, Calibration
+from probes.analysis.calibration_cells import Sums
+from ui.scoreboard.charts import MAX_LINES
+from ui.scoreboard.data import Filters, Key, Tally, passing
+from ui.scoreboard.style import CHANCE_COLOUR, Colours, empty, label, styled_layout
+
+# What a visitor can do about an empty diagram, in the page's words (no command-line options).
+NONE_STORED = (
+    "No answer probabilities are stored for these models on this benchmark, so there is nothing to "
+    "calibrate: every row shows a dash. Local Hugging Face models (hf/) and OpenAI-compatible servers "
+    "(OpenAI, vLLM) give the probability of each answer when an evaluation asks for them; Anthropic's "
+    "models do not give any."
+)
+EXPLAINED = (
+    "**How sure was it?** Where answers carry the model's probabilities: **mean p(right)**, the mean "
+    "probability given to the right answer; **Brier**, per item the squared distances of its answers' "
+    "probabilities from the truth (0 is perfect; an even guess between two answers scores 0.5); **ECE**, "
+    "the expected calibration error of the chosen answer's probability (10 bins); **n with p**, the "
+    "answers that carried probabilities (only these count). A dash: no probabilities."
+)
+
+
+def calibration_sums(tally: Tally, filters: Filters, origins: Iterable[str]) -> dict[Key, Sums]:
+    """The calibration sums of the cells that pass the filters (overall, and the breakdown's)."""
+    return passing(tally.calibration_of(filters.benchmark), filters, origins, filters.by)
+
+
+def row_calibrations(sums: Mapping[Key, Sums]) -> dict[tuple, Calibration]:
+    """Calibration per row (benchmark, model, mode, perturbation, group), as `report` keys it."""
+    return calibration_cells.calibrations(sums)
+
+
+def per_model(sums: Mapping[Key, Sums]) -> dict[str, Sums]:
+    """Each model's overall sums, pooled over the modes, conditions and origins that pass."""
+    models: dict[str, Sums] = {}
+    for key, cell in sums.items():
+        if not key[5]:
+            models.setdefault(key[1], Sums()).add(cell)
+    return {model: found for model, found in models.items() if found.n}
+
+
+@dataclass(frozen=True)
+class Reliability:
+    figure: go.Figure
+    note: str
+    present: bool  # some model has probabilities under these filters
+
+
+def reliability(sums: Mapping[Key, Sums], benchmark: str, colours: Colours) -> Reliability:
+    """The reliability diagram of every model with probabilities (the MAX_LINES with the most)."""
+    models = per_model(sums)
+    if not models:
+        return Reliability(empty("No answer probabilities stored for these models."), NONE_STORED, False)
+    kept = sorted(models, key=lambda m: (-models[m].n, m.casefold()))[:MAX_LINES]
+    note = (
+        "Each point: the answers whose chosen answer had that probability (10 bins), at their mean "
+        "probability and the share right; on the dotted diagonal a model is exactly as sure as it is right, "
+        "under it over-confident. Point size and the bars below: answers per bin. Each model's modes and "
+        "conditions under the filters are pooled: choose a mode above to see one."
+    )
+    if len(kept) < len(models):
+        note += f" Showing the {len(kept)} of {len(models)} models with the most answers with probabilities."
+    return Reliability(figure(sorted(kept, key=str.casefold), models, benchmark, colours), note, True)
+
+
+def _size(n: int, largest: int) -> float:
+    """Marker size by the bin's answers: area in proportion, 6 to 24 px across."""
+    return 6 + 18 * math.sqrt(n / largest) if largest else 6
+
+
+def figure(models: list[str], sums: Mapping[str, Sums], benchmark: str, colours: Colours) -> go.Figure:
+    bins = {model: sums[model].bins() for model in models}
+    largest = max(b.n for found in bins.values() for b in found)
+    traces: list[dict] = []
+    width = 0.8 / BINS / len(models)
+    for index, model in enumerate(models):
+        colour, found = colours(model), bins[model]
+        total = sums[model].calibration()
+        filled = [b for b in found if b.n]
+        name = label(model)
+        traces.append({
+            "type": "scatter", "x": [b.confidence for b in filled], "y": [b.accuracy for b in filled],
+            "mode": "lines+markers", "name": name, "legendgroup": name,
+            "line": {"color": colour, "width": 2},
+            "marker": {"color": colour, "size": [_size(b.n, largest) for b in filled], "line": {"width": 1, "color": "white"}},
+            "hovertext": [_hover(model, b, total) for b in filled], "hoverinfo": "text",
+        })  # fmt: skip
+        # The counts under the diagram: one bar per model in each bin, side by side.
+        traces.append({
+            "type": "bar", "xaxis": "x2", "yaxis": "y2", "x": [(b.low + b.high) / 2 + (index - (len(models) - 1) / 2) * width
+                                                          for b in found],
+            "y": [b.n for b in found], "width": width, "name": name, "legendgroup": name, "showlegend": False,
+            "marker": {"color": colour}, "hovertext": [f"{name}<br>probability {b.low:.1f}–{b.high:.1f}: {b.n} answers"
+                                                        for b in found],
+            "hoverinfo": "text",
+        })  # fmt: skip
+    diagonal = {"type": "line", "x0": 0, "y0": 0, "x1": 1, "y1": 1, "xref": "x", "yref": "y", "layer": "below",
+                "line": {"color": CHANCE_COLOUR, "dash": "dot", "width": 1.5}}  # fmt: skip
+    ticks = {"tickvals": [i / 5 for i in range(6)], "tickformat": ".0%", "range": [0, 1.0]}
+    axes = {
+        "xaxis": {**ticks, "domain": [0, 1], "anchor": "y", "showticklabels": False},
+        "yaxis": {**ticks, "domain": [0.34, 1], "anchor": "x", "range": [-0.02, 1.02],
+                  "title": {"text": "share right"}},
+        "xaxis2": {**ticks, "domain": [0, 1], "anchor": "y2", "matches": "x",
+                   "title": {"text": "probability of the chosen answer"}},
+        "yaxis2": {"domain": [0, 0.24], "anchor": "x2", "title": {"text": "answers"}, "rangemode": "tozero"},
+    }  # fmt: skip
+    notes = [{"text": "as sure as right", "x": 0.93, "y": 0.93, "xref": "x", "yref": "y", "showarrow": False,
+              "textangle": -38, "font": {"color": CHANCE_COLOUR, "size": 11}, "yshift": 10}]  # fmt: skip
+    layout = styled_layout(f"Reliability: {label(benchmark)}", list(axes), 520, **axes, barmode="overlay",
+                           shapes=[diagonal], annotations=notes, legend={"y": -0.16})  # fmt: skip
+    # Built unvalidated, as the curves are: plain numbers and names, checked by plotly in the browser.
+    return go.Figure(data=traces, layout=layout, _validate=False)
+
+
+def _hover(model: str, found: Bin, total: Calibration | None) -> str:
+    text = (
+        f"{label(model)}<br>probability {found.low:.1f}–{found.high:.1f}: {found.n} answers<br>"
+        f"mean probability {found.confidence:.3f}, right {100 * (found.accuracy or 0):.1f}%"
+    )
+    if total is not None:
+        text += f"<br>ECE {total.ece:.3f} over {total.n_prob} answers"
+    return text
