@@ -23,9 +23,10 @@ import plotly.graph_objects as go
 from probes.analysis import calibration_cells
 from probes.analysis.calibration import BINS, Bin, Calibration
 from probes.analysis.calibration_cells import Sums
+from probes.analysis.scoring import wilson
 from ui.scoreboard.charts import MAX_LINES
 from ui.scoreboard.data import Filters, Key, Tally, passing
-from ui.scoreboard.style import CHANCE_COLOUR, Colours, empty, label, styled_layout
+from ui.scoreboard.style import CHANCE_COLOUR, WHISKER, Colours, empty, label, styled_layout
 
 # What a visitor can do about an empty diagram, in the page's words (no command-line options).
 NONE_STORED = (
@@ -77,9 +78,9 @@ def reliability(sums: Mapping[Key, Sums], benchmark: str, colours: Colours) -> R
     kept = sorted(models, key=lambda m: (-models[m].n, m.casefold()))[:MAX_LINES]
     note = (
         "Each point: the answers whose chosen answer had that probability (10 bins), at their mean "
-        "probability and the share right; on the dotted diagonal a model is exactly as sure as it is right, "
-        "under it over-confident. Point size and the bars below: answers per bin. Each model's modes and "
-        "conditions under the filters are pooled: choose a mode above to see one."
+        "probability and the share right, with its Wilson 95% interval; on the dotted diagonal a model is exactly "
+        "as sure as it is right, under it over-confident. Point size and the bars below: answers per bin. Each "
+        "model's modes and conditions under the filters are pooled: choose a mode above to see one."
     )
     if len(kept) < len(models):
         note += f" Showing the {len(kept)} of {len(models)} models with the most answers with probabilities."
@@ -91,22 +92,39 @@ def _size(n: int, largest: int) -> float:
     return 6 + 18 * math.sqrt(n / largest) if largest else 6
 
 
+def _faint(colour: str, alpha: float = 0.45) -> str:
+    """A "#RRGGBB" colour made translucent: the line joining a model's bins, fainter than its points."""
+    red, green, blue = (int(colour[i : i + 2], 16) for i in (1, 3, 5))
+    return f"rgba({red}, {green}, {blue}, {alpha})"
+
+
 def figure(models: list[str], sums: Mapping[str, Sums], benchmark: str, colours: Colours) -> go.Figure:
+    """Points with Wilson 95% whiskers (a bin of two answers is all right or all wrong: its
+    interval says how little that means), joined by a faint line; the diagonal as a legend entry;
+    the answers per bin as bars underneath."""
     bins = {model: sums[model].bins() for model in models}
     largest = max(b.n for found in bins.values() for b in found)
-    traces: list[dict] = []
+    traces: list[dict] = [{
+        "type": "scatter", "x": [0, 1], "y": [0, 1], "mode": "lines", "name": "as sure as right",
+        "line": {"color": CHANCE_COLOUR, "dash": "dot", "width": 1.5}, "hoverinfo": "skip",
+    }]  # fmt: skip
     width = 0.8 / BINS / len(models)
     for index, model in enumerate(models):
         colour, found = colours(model), bins[model]
         total = sums[model].calibration()
         filled = [b for b in found if b.n]
+        paired = [(b, wilson(round(b.accuracy * b.n), b.n)) for b in filled]
         name = label(model)
         traces.append({
             "type": "scatter", "x": [b.confidence for b in filled], "y": [b.accuracy for b in filled],
             "mode": "lines+markers", "name": name, "legendgroup": name,
-            "line": {"color": colour, "width": 2},
+            "line": {"color": _faint(colour), "width": 1.5},
             "marker": {"color": colour, "size": [_size(b.n, largest) for b in filled], "line": {"width": 1, "color": "white"}},
-            "hovertext": [_hover(model, b, total) for b in filled], "hoverinfo": "text",
+            "error_y": {"type": "data", "symmetric": False, "array": [high - b.accuracy for b, (_, high) in paired],
+                        "arrayminus": [b.accuracy - low for b, (low, _) in paired], "thickness": 1, "width": 3,
+                        "color": WHISKER},
+            "hovertext": [_hover(model, b, interval, total) for b, interval in paired],
+            "hoverinfo": "text",
         })  # fmt: skip
         # The counts under the diagram: one bar per model in each bin, side by side.
         traces.append({
@@ -117,29 +135,26 @@ def figure(models: list[str], sums: Mapping[str, Sums], benchmark: str, colours:
                                                         for b in found],
             "hoverinfo": "text",
         })  # fmt: skip
-    diagonal = {"type": "line", "x0": 0, "y0": 0, "x1": 1, "y1": 1, "xref": "x", "yref": "y", "layer": "below",
-                "line": {"color": CHANCE_COLOUR, "dash": "dot", "width": 1.5}}  # fmt: skip
-    ticks = {"tickvals": [i / 5 for i in range(6)], "tickformat": ".0%", "range": [0, 1.0]}
+    ticks = {"tickvals": [i / 5 for i in range(6)], "tickformat": ".0%", "range": [-0.02, 1.02]}
     axes = {
         "xaxis": {**ticks, "domain": [0, 1], "anchor": "y", "showticklabels": False},
-        "yaxis": {**ticks, "domain": [0.34, 1], "anchor": "x", "range": [-0.02, 1.02],
-                  "title": {"text": "share right"}},
+        "yaxis": {**ticks, "domain": [0.34, 1], "anchor": "x", "range": [-0.04, 1.04], "title": {"text": "share right"}},
         "xaxis2": {**ticks, "domain": [0, 1], "anchor": "y2", "matches": "x",
                    "title": {"text": "probability of the chosen answer"}},
         "yaxis2": {"domain": [0, 0.24], "anchor": "x2", "title": {"text": "answers"}, "rangemode": "tozero"},
     }  # fmt: skip
-    notes = [{"text": "as sure as right", "x": 0.93, "y": 0.93, "xref": "x", "yref": "y", "showarrow": False,
-              "textangle": -38, "font": {"color": CHANCE_COLOUR, "size": 11}, "yshift": 10}]  # fmt: skip
     layout = styled_layout(f"Reliability: {label(benchmark)}", list(axes), 520, **axes, barmode="overlay",
-                           shapes=[diagonal], annotations=notes, legend={"y": -0.16})  # fmt: skip
+                           legend={"y": -0.16})  # fmt: skip
     # Built unvalidated, as the curves are: plain numbers and names, checked by plotly in the browser.
     return go.Figure(data=traces, layout=layout, _validate=False)
 
 
-def _hover(model: str, found: Bin, total: Calibration | None) -> str:
+def _hover(model: str, found: Bin, interval: tuple[float, float], total: Calibration | None) -> str:
+    low, high = interval
     text = (
         f"{label(model)}<br>probability {found.low:.1f}–{found.high:.1f}: {found.n} answers<br>"
-        f"mean probability {found.confidence:.3f}, right {100 * (found.accuracy or 0):.1f}%"
+        f"mean probability {found.confidence:.3f}, right {100 * (found.accuracy or 0):.1f}% "
+        f"(95% CI {100 * low:.1f}–{100 * high:.1f})"
     )
     if total is not None:
         text += f"<br>ECE {total.ece:.3f} over {total.n_prob} answers"

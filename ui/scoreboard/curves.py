@@ -27,7 +27,8 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from probes.analysis.graded import graded_fit_rows
-from probes.analysis.psychometric import POLARITIES, FitRow, MagnitudeRow, fit_rows, magnitude_rows, polarity
+from probes.analysis.graded_magnitude import graded_magnitude_rows
+from probes.analysis.psychometric import FitRow, MagnitudeRow, fit_rows, magnitude_rows
 from probes.core.types import Result
 from probes.people.human import is_human
 from probes.running.store import Store
@@ -49,7 +50,7 @@ from ui.scoreboard.tables import DASH
 PANELS = {"+1": "with inducers", "-1": "flipped inducers", "0": "no inducers (control)"}
 FIT_COLUMNS = ["model", "mode", "inducers", "source", "PSE", "PSE 95% CI", "width (25-75%)", "n", "fit"]
 CHOICES, PROBABILITIES = "choices", "probabilities"  # FitRow.source: what a fit was made of
-MAGNITUDE_COLUMNS = ["model", "mode", "illusion magnitude", "95% CI", "side bias", "bias 95% CI", "fit"]
+MAGNITUDE_COLUMNS = ["model", "mode", "source", "illusion magnitude", "95% CI", "side bias", "bias 95% CI", "fit"]
 Head = tuple[str, str, str]  # model, mode, perturbation
 
 
@@ -149,27 +150,14 @@ def fits(stores: Sequence[Store], tally: Tally, filters: Filters, param: str,
         return hit
     results = pooled(detailed(stores, filters.benchmark or "", wanted, origins))
     if _is_illusion(results, param):
-        magnitudes = magnitude_rows(results, param)
-        rows = [fit for m in magnitudes for fit in m.fits.values()] + graded_polarity_rows(results, param)
+        # Beside each magnitude from choices, the one from probabilities where the model gave them.
+        magnitudes = magnitude_rows(results, param) + graded_magnitude_rows(results, param)
+        rows = [fit for m in magnitudes for fit in m.fits.values()]
     else:
         magnitudes, rows = [], fit_rows(results, param) + graded_fit_rows(results, param)
     found = (rows, magnitudes, said)
     _remember(_fits, key, found, KEPT_FITS)
     return found
-
-
-def graded_polarity_rows(results: Sequence[Result], param: str) -> list[FitRow]:
-    """The graded fits (probes/analysis/graded.py) of the results with probabilities, one per
-    inducer polarity as the choice fits are split (a panel each), grouped as they are
-    ("polarity=+1"). Results without probabilities make none, so people never have one."""
-    sides: dict[int, list[Result]] = {}
-    for result in results:
-        if result.probabilities:
-            side = polarity(result.item_ref.params if result.item_ref is not None else {})
-            if side is not None:
-                sides.setdefault(side, []).append(result)
-    return [replace(row, group=f"polarity={POLARITIES[side]}")
-            for side, members in sorted(sides.items()) for row in graded_fit_rows(members, param)]  # fmt: skip
 
 
 def _panel(row: FitRow) -> str:
@@ -215,7 +203,7 @@ def curves(stores: Sequence[Store], tally: Tally, filters: Filters, param: str, 
         note += (
             " Open markers and broad pale lines: the same fit from the answers' **probabilities**, where the model "
             "gave them (each answer's probability of the positive target, a graded response, its mean at each "
-            "level); the fits table's *source* says which."
+            "level); the tables' *source* says which."
         )
     if any(is_person(r.model) for r in rows):
         note += " **people**: everyone who took these items, pooled."
@@ -345,10 +333,15 @@ def _fit_table(rows: Sequence[FitRow], digits: int) -> pd.DataFrame:
     return pd.DataFrame(records, columns=FIT_COLUMNS)
 
 
+def _source(row: MagnitudeRow) -> str:
+    """What a magnitude was made of: its polarity fits' source."""
+    return next((fit.source for fit in row.fits.values()), CHOICES)
+
+
 def _magnitude_table(rows: Sequence[MagnitudeRow], digits: int) -> pd.DataFrame:
     records = [
-        [m.model, m.mode, _fmt(m.magnitude, digits), _band(m.magnitude_low, m.magnitude_high, digits),
+        [m.model, m.mode, _source(m), _fmt(m.magnitude, digits), _band(m.magnitude_low, m.magnitude_high, digits),
          _fmt(m.bias, digits), _band(m.bias_low, m.bias_high, digits), m.status]
-        for m in sorted(rows, key=lambda m: (not is_person(m.model), m.model, m.mode))
+        for m in sorted(rows, key=lambda m: (not is_person(m.model), m.model, m.mode, _source(m) != CHOICES))
     ]  # fmt: skip
     return pd.DataFrame(records, columns=MAGNITUDE_COLUMNS)

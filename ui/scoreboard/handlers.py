@@ -58,8 +58,8 @@ EMPTY_STORE = (
 )
 ONLY_PROBES = "Only single probe clicks so far: tick **include single probes** to see them, or run an evaluation."
 GROUP_HINT = "Choose a group under **Break down by** to see accuracy by its values."
-TABLE_COLUMNS = ["model", "mode", "source", "accuracy", "95% CI", "n", "unparsed", "refused", "ungraded", "errors",
-                 "latency (s)", *CALIBRATION_COLUMNS]  # fmt: skip
+TABLE_COLUMNS = ["model", "mode", "source", "accuracy", "95% CI", "n", *CALIBRATION_COLUMNS, "unparsed", "refused",
+                 "ungraded", "errors", "latency (s)"]  # fmt: skip
 # The views of single results computed only while open (`view`; None: an API call, which gets
 # everything as it always has): the table and leaderboard read counts alone.
 MODES_VIEW = "modes"

@@ -25,8 +25,8 @@ from ui.scoreboard.data import mode_order, numeric
 from ui.scoreboard.style import PEOPLE
 
 DASH = "–"
-# The calibration columns (probes/analysis/calibration.py), after the counts: a dash where a row
-# has no answer probabilities (a reference row, a model that gave none).
+# The calibration columns (probes/analysis/calibration.py): a dash where a row has no answer
+# probabilities (a reference row, a model that gave none).
 CALIBRATION_COLUMNS = ["mean p(right)", "Brier", "ECE", "n with p"]
 Calibrations = Mapping[tuple, Calibration]  # by (benchmark, model, mode, perturbation, group)
 TINTS = {
@@ -124,16 +124,18 @@ def benchmark_table(rows: Sequence[Row], group: str | None, calibrations: Calibr
     marks: dict[str, int] = {}
     # The source beside the name: a reference row says what it is before its numbers.
     columns = ["model", "mode", "source"] + (["perturbation"] if perturbed else []) + ([group] if group else [])
-    columns += ["accuracy", "95% CI", "n", "unparsed", "refused", "ungraded", "errors", "latency (s)",
-                *CALIBRATION_COLUMNS]  # fmt: skip
+    # How sure beside how right: the calibration next to accuracy and n, where a wide table still shows it.
+    columns += ["accuracy", "95% CI", "n", *CALIBRATION_COLUMNS, "unparsed", "refused", "ungraded", "errors",
+                "latency (s)"]  # fmt: skip
     records = []
     for row in rows:
         record = [row.model, row.mode, source_label(row, marks)] + ([row.perturbation] if perturbed else [])
         if group:
             record.append("all" if row.group == "overall" else row.group.removeprefix(prefix))
-        record += [_number(row.accuracy, 1), interval(row), _number(row.n), _number(row.unparsed),
+        record += [_number(row.accuracy, 1), interval(row), _number(row.n),
+                   *calibration_cells(calibration_of(row, calibrations)), _number(row.unparsed),
                    _number(row.refused), _number(row.ungraded), _number(row.errors),
-                   _number(row.mean_latency, 2), *calibration_cells(calibration_of(row, calibrations))]  # fmt: skip
+                   _number(row.mean_latency, 2)]  # fmt: skip
         records.append(record)
     frame = pd.DataFrame(records, columns=columns).astype(str)
     return Shown(tint(frame, [kind(r) for r in rows]), notes(marks), phone_list(rows, group, marks, calibrations))
