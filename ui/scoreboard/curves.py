@@ -10,6 +10,12 @@ flipped, one with none (the control), stacked on one x axis so a shift of the PS
 glance; the table below gives the illusion magnitude (half the PSE difference between the two
 polarities) and the side bias. Any other sweep is one panel (`fit_rows`).
 
+Where replies carry answer probabilities (issue 26), each model's fit of its probabilities (a
+graded response per item: probes/analysis/graded.py, graded_magnitude.py) is drawn beside the fit
+of its choices, in the model's colour and the mode's dash but as a broad pale line with open
+markers, named "· probabilities" in the legend (the choices' "· choices"); both tables say each
+row's `source`, as `report --fit` does.
+
 The fits need each reply's item parameters, which the scoreboard's cached results leave out, so
 only the series drawn (at most ui.scoreboard.charts.MAX_LINES, plus people) are read from the
 store with `Store.results`, one query each, and kept until the store changes; the fits are kept

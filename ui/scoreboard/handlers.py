@@ -3,8 +3,9 @@ chosen benchmark's table. ui/scoreboard/__init__.py lays the widgets out and wir
 views of single results (Modes & latency, Curves, Compare) are in ui/scoreboard/views.py.
 
 - `scoreboard` (API `/scoreboard`): the leaderboard across benchmarks, the chosen benchmark's
-  table, its downloads, accuracy and group charts, and (while the Modes & latency view is open,
-  or for an API call) mode agreement and latency;
+  table (with its calibration columns), its downloads, accuracy and group charts, the reliability
+  diagram, and (while the Modes & latency view is open, or for an API call) mode agreement and
+  latency;
 - `sync`: every filter's choices, kept where still offered.
 
 The leaderboard and the table are read off the counts the stores keep (ui/scoreboard/data.py),
@@ -207,8 +208,10 @@ def scoreboard(
     request: gr.Request | None = None,
 ) -> list[Any]:
     """The leaderboard, and for the chosen benchmark: its table, downloads, charts, mode
-    agreement and latency. `origins` None (an API call): every origin counts. Mode agreement and
-    latency read single results: only while their view is open (`view`; None, an API call: always)."""
+    agreement and latency, and how sure the models were (calibration per row, a reliability
+    diagram; from kept sums, ui/scoreboard/calibration.py). `origins` None (an API call): every
+    origin counts. Mode agreement and latency read single results: only while their view is
+    open (`view`; None, an API call: always)."""
     tally = opened(request, [benchmark, mode, perturbation, group, agree_model, view], [models, agree_modes, origins])
     wanted = wanted_origins(origins)
     shown = tally.count(wanted)
