@@ -16,9 +16,10 @@ Which results enter, and how an item's answers are read, is calibration.py's `sc
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from probes.analysis.calibration import BINS, Bin, Calibration, Scored
 from probes.analysis.calibration import key as answer_key
@@ -118,20 +119,13 @@ class _Keys(dict):
         return found
 
 
-@dataclass(slots=True)
-class _Collected:
-    """One group set's values, summed at the end with fsum (exact, in any order)."""
+WIDTH = 3 + 3 * BINS  # a cell's sums as one row of numbers: n, p_right, brier, then per bin n, confidence, right
 
-    p_right: list[float] = field(default_factory=list)
-    brier: list[float] = field(default_factory=list)
-    confidence: list[list[float]] = field(default_factory=lambda: [[] for _ in range(BINS)])
-    right: list[int] = field(default_factory=lambda: [0] * BINS)
 
-    def sums(self) -> Sums:
-        fsum = math.fsum
-        return Sums(len(self.p_right), (fsum(self.p_right), 0.0), (fsum(self.brier), 0.0),
-                    [len(c) for c in self.confidence], [(fsum(c), 0.0) for c in self.confidence],
-                    list(self.right))  # fmt: skip
+def _sums(row: np.ndarray) -> Sums:
+    bins = slice(3, 3 + BINS), slice(3 + BINS, 3 + 2 * BINS), slice(3 + 2 * BINS, WIDTH)
+    return Sums(int(row[0]), (float(row[1]), 0.0), (float(row[2]), 0.0), [int(v) for v in row[bins[0]]],
+                [(float(v), 0.0) for v in row[bins[1]]], [int(v) for v in row[bins[2]]])  # fmt: skip
 
 
 def cell_sums(rows: Iterable[tuple], origin: str) -> dict[Key, Sums]:
@@ -140,37 +134,54 @@ def cell_sums(rows: Iterable[tuple], origin: str) -> dict[Key, Sums]:
     of one `origin`: the overall cell (grp '') and one per entry of each result's groups.
 
     The loop is calibration.scored and Sums.add_item written out for speed (a million-result
-    store may hold hundreds of thousands with probabilities); tests check it against them. Items
-    are collected per distinct group set (a handful per series), then each set's sums added into
-    its cells: one addition per result, whatever the number of groups."""
-    per_set: dict[tuple[str, str, str, str, str], _Collected] = {}
+    store may hold hundreds of thousands with probabilities); tests check it against them. It
+    reads each result's numbers once; numpy then sums them per distinct group set and adds each
+    set into its cells (an item sweep's group sets are nearly one per item, so adding them one by
+    one in Python cost more than reading the results)."""
+    sets: dict[tuple[str, str, str, str, str], int] = {}
+    member, p_right, brier, place, confidence, right = [], [], [], [], [], []
     keys = _Keys()
     top = BINS - 1
     for benchmark, model, mode, perturbation, groups, target, parsed, status, probabilities in rows:
         p = answers_p(probabilities)
-        right = keys[target]
-        if right is None or right not in p:  # as calibration.scored: no right answer among them
+        wanted = keys[target]
+        if wanted is None or wanted not in p:  # as calibration.scored: no right answer among them
             continue
         chosen = keys[parsed] if status == "answered" else None
         pick = chosen if chosen in p else max(p, key=p.__getitem__)
-        confidence = p[pick]
+        sure = p[pick]
         head = (benchmark, model, mode, perturbation, groups)
-        found = per_set.get(head)
-        if found is None:
-            found = per_set[head] = _Collected()
-        index = min(top, int(confidence * BINS))
-        found.p_right.append(p[right])
-        found.brier.append(sum((value - (answer == right)) ** 2 for answer, value in p.items()))
-        found.confidence[index].append(confidence)
-        found.right[index] += chosen is not None and chosen == right
-    cells: dict[Key, Sums] = {}
-    for (benchmark, model, mode, perturbation, groups), collected in per_set.items():
-        sums = collected.sums()
+        index = sets.get(head)
+        if index is None:
+            index = sets[head] = len(sets)
+        member.append(index)
+        p_right.append(p[wanted])
+        brier.append(sum((value - (answer == wanted)) ** 2 for answer, value in p.items()))
+        place.append(index * BINS + min(top, int(sure * BINS)))
+        confidence.append(sure)
+        right.append(chosen is not None and chosen == wanted)
+    if not sets:
+        return {}
+    count = len(sets)
+    binned = count * BINS
+    per_set = np.zeros((count, WIDTH))
+    per_set[:, 0] = np.bincount(member, minlength=count)
+    per_set[:, 1] = np.bincount(member, p_right, minlength=count)
+    per_set[:, 2] = np.bincount(member, brier, minlength=count)
+    for column, weights in ((3, None), (3 + BINS, confidence), (3 + 2 * BINS, right)):
+        per_set[:, column : column + BINS] = np.bincount(place, weights, minlength=binned).reshape(count, BINS)
+    cells: dict[Key, int] = {}
+    pairs: list[tuple[int, int]] = []  # (cell, set): each set added into each of its cells
+    for (benchmark, model, mode, perturbation, groups), index in sets.items():
         names = json.loads(groups) if groups else {}
         # Group values named as calibration.grouped names them (and report's rows: "name=value").
         for grp in ["", *(f"{name}={value}" for name, value in names.items())]:
-            cells.setdefault((benchmark, model, mode, perturbation, origin, grp), Sums()).add(sums)
-    return cells
+            cell = cells.setdefault((benchmark, model, mode, perturbation, origin, grp), len(cells))
+            pairs.append((cell, index))
+    added = np.array(pairs)
+    totals = np.zeros((len(cells), WIDTH))
+    np.add.at(totals, added[:, 0], per_set[added[:, 1]])
+    return {key: _sums(totals[index]) for key, index in cells.items()}
 
 
 def pooled(parts: Iterable[Mapping[Key, Sums]]) -> dict[Key, Sums]:

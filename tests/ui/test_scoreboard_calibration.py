@@ -30,7 +30,7 @@ from tests.ui.conftest import reset_caches, screenshot
 from tests.ui.navigation import PHONE
 from tests.ui.test_scoreboard_store import ILLUSION, illusion, seen_longer
 from tests.ui.test_scoreboard_tab import FIRST_LOAD, choose, open_scoreboard, open_tab
-from tests.ui.test_scoreboard_views import records
+from tests.ui.test_scoreboard_views import CHART_COLOURS, contrast, records
 
 SURE = "hf/sim-sure"  # gives its answers' probabilities
 PLAIN = "anthropic/sim-plain"  # gives its choices only
@@ -361,5 +361,23 @@ def test_without_probabilities_a_visitor_sees_dashes_and_why(browser, serve, sto
         expect(page.locator("#score-fits")).not_to_contain_text("probabilities")
         assert not errors
         assert not page.get_by_text("Error", exact=True).count()
+    finally:
+        context.close()
+
+
+def test_the_diagram_reads_in_dark_mode(browser, serve, stores, tmp_path):
+    path, _ = stores["graded"]
+    _home(tmp_path, path)
+    url = serve()
+    context = browser.new_context(viewport=DESKTOP, color_scheme="dark")
+    page = context.new_page()
+    page.set_default_timeout(FIRST_LOAD)
+    try:
+        open_scoreboard(page, url)
+        expect(page.locator("#score-reliability .js-plotly-plot")).to_be_visible(timeout=FIRST_LOAD)
+        found = page.evaluate(CHART_COLOURS, "score-reliability")
+        assert found["dark"] and found["paper"] == found["plot"] == "rgba(0, 0, 0, 0)"  # the page shows through
+        assert contrast(found["text"], found["behind"]) >= 4.5, found
+        seen(page, tmp_path, "scoreboard-reliability-dark-1400", page.locator("#score-calibration-note"))
     finally:
         context.close()
