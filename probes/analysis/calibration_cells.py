@@ -7,9 +7,10 @@ results again.
 Every figure of probes/analysis/calibration.py is a sum over items divided by their count:
 mean_p_right (the right answer's probability), brier (per item, the squared distances over its
 answers), and ece, whose bins each need their count, the sum of the chosen answer's probability
-and how many were right. `Sums` keeps exactly those (sums as compensated pairs, so the order in
-which cells are added does not change them beyond the last bit), and gives the same `Calibration`
-and `Bin`s as calibration.py gives for the same items (tests/probes/analysis/test_calibration_cells.py).
+and how many were right. `Sums` keeps exactly those (cells are merged as compensated pairs, so
+the order in which they are added changes a figure by no more than a rounding of its last bit),
+and gives the `Calibration` and `Bin`s calibration.py gives for the same items, to float
+rounding (tests/probes/analysis/test_calibration_cells.py).
 Which results enter, and how an item's answers are read, is calibration.py's `scored`.
 """
 
