@@ -280,9 +280,13 @@ def child(args: argparse.Namespace) -> None:
         )  # fmt: skip
     from ui.scoreboard.data import stored_tally
 
-    fresh = stored_tally(reload=True)
-    if hasattr(fresh, "calibration_of"):  # issue 26: the first view's read of the results with probabilities
-        figures["calibration sums read"] = timed(lambda: fresh.calibration_of(benchmark))[0]
+    if hasattr(stored_tally(), "calibration_of"):  # issue 26: the first view's read of the results with probabilities
+        reads = []
+        for _ in range(3):  # each time from a fresh read of the store, its cells read first (not timed)
+            fresh = stored_tally(reload=True)
+            fresh.cells_of(benchmark)
+            reads.append(timed(lambda t=fresh: t.calibration_of(benchmark))[0])
+        figures["calibration sums read"] = min(reads)
     if scenario["other"]:
         figures["another benchmark"] = timed(lambda: first_view(scenario["other"]))[0]
     figures["/scoreboard API (all views)"] = timed(
