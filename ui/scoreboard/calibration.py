@@ -32,8 +32,8 @@ from ui.scoreboard.style import CHANCE_COLOUR, WHISKER, Colours, empty, label, s
 NONE_STORED = (
     "No answer probabilities are stored for these models on this benchmark, so there is nothing to "
     "calibrate: every row shows a dash. Local Hugging Face models (hf/) and OpenAI-compatible servers "
-    "(OpenAI, vLLM) give the probability of each answer when an evaluation asks for them; Anthropic's "
-    "models do not give any."
+    "(OpenAI, vLLM) give the probability of each answer when an evaluation asks for them, as the command "
+    "line's `run` can; Anthropic's models give none."
 )
 EXPLAINED = (
     "**How sure was it?** Where answers carry the model's probabilities: **mean p(right)**, the mean "
