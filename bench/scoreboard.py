@@ -4,11 +4,13 @@ Scoreboard tab opened), and what keeping the counts costs the writes.
 
 Two stores, filled here:
 - 100,000 results: blind/touching-circles, 8 models x 3 modes, grouped by gap (14 values): one
-  benchmark holding everything (the harness's store before issue 24);
+  benchmark holding everything (the harness's store before issue 24); two of the models (a
+  quarter of the results) gave answer probabilities (issue 26);
 - 1,000,000 results: a researcher's sweep, the seven illusion/* families x 4 models x every
   condition (4 modes x 6 perturbations), 1,500 items each, grouped as the families group them
   (difference, inducers, illusion strength, congruence ...), 1% errors, some ungraded, three
-  people on two of them and a few single probe clicks.
+  people on two of them and a few single probe clicks; the local hf/ model's replies (a quarter
+  of the results) carry answer probabilities, as `run --probabilities` stores them.
 
 For each store, in a child process: the first view (`sync`, then `scoreboard`, as opening the tab
 runs them: the leaderboard, the default benchmark's table, CSV/JSON, its charts), each filter change
@@ -59,20 +61,37 @@ STRENGTHS = ["-30", "-15", "+15", "+30", "+45"]
 # --- the stores ------------------------------------------------------------------------------------
 
 
+PROBABILITY_MODELS = MODELS[:2]  # of the 100,000-result store: the ones whose replies carry probabilities
+PROBABILITY_SWEEP_MODEL = "hf/Qwen/Qwen2.5-VL-7B-Instruct"  # of the sweep's: a local model gives them
+
+
+def _probabilities(rng: random.Random, chosen: str, other: str, sure: float) -> dict:
+    """A reply's probabilities as the store keeps them: the chosen answer at `sure`, the mass on
+    the item's answers and the alternatives at the answer token (their size, as stored)."""
+    mass = rng.uniform(0.9, 0.999)
+    return {"probabilities": {chosen: sure, other: 1 - sure}, "probability_mass": mass,
+            "alternatives": ((chosen.title(), sure * mass), (other.title(), (1 - sure) * mass), ("The", 0.001))}  # fmt: skip
+
+
 def fill_circles(store, count: int) -> None:
-    """The 100,000-result store: one benchmark, 8 models x 3 modes."""
+    """The 100,000-result store: one benchmark, 8 models x 3 modes, two of them with probabilities."""
     from probes.core.types import Result, Status
 
     rng = random.Random(0)
+    sure = random.Random(5)  # the probabilities' own draws: the other results stay as they were
     batch = []
     for n in range(count):
         model, mode = MODELS[n % len(MODELS)], MODES[(n // len(MODELS)) % len(MODES)]
         correct = rng.random() < 0.6
+        graded = {}
+        if model in PROBABILITY_MODELS:  # an over-confident model: sure of its answer, right 60% of the time
+            graded = _probabilities(sure, "yes" if correct else "no", "no" if correct else "yes", sure.uniform(0.55, 1))
         result = Result(
             benchmark="blind/touching-circles", item_id=f"item-{n // (len(MODELS) * len(MODES))}", model=model,
             mode=mode, perturbation="none", status=Status.ANSWERED, reply="Yes" if correct else "No",
-            parsed="yes", correct=correct, score=float(correct), target="yes", latency=rng.uniform(0.2, 3.0),
-            groups={"prompt": "touching", "gap": GAPS[n % 14], "canvas": "384"}, cache_key=f"k{n}",
+            parsed="yes" if correct or not graded else "no", correct=correct, score=float(correct), target="yes",
+            latency=rng.uniform(0.2, 3.0), groups={"prompt": "touching", "gap": GAPS[n % 14], "canvas": "384"},
+            cache_key=f"k{n}", **graded,
         )  # fmt: skip
         batch.append((result, None, ""))
         if len(batch) == 5000:
@@ -87,6 +106,7 @@ def sweep_results(count: int, seed: int = 1):
     from probes.core.types import ItemRef, Origin, Result, Status
 
     rng = random.Random(seed)
+    sure = random.Random(seed + 100)  # the probabilities' own draws: the other results stay as they were
     per_item = len(SWEEP_MODELS) * len(SWEEP_MODES) * len(PERTURBATIONS)
     items = math.ceil(count / (len(FAMILIES) * per_item))
     made = 0
@@ -109,7 +129,8 @@ def sweep_results(count: int, seed: int = 1):
                             return
                         made += 1
                         status = Status.ANSWERED
-                        chosen = rng.random() < 1 / (1 + math.exp(-(difference - 0.05 * polarity) / 0.06))
+                        seen = 1 / (1 + math.exp(-(difference - 0.05 * polarity) / 0.06))
+                        chosen = rng.random() < seen
                         roll = rng.random()
                         if roll < 0.01:
                             status = Status.ERROR
@@ -121,14 +142,20 @@ def sweep_results(count: int, seed: int = 1):
                             perturbation == "flip-vertical" and family in ("mueller-lyer", "ponzo")) else None  # fmt: skip
                         right = status is Status.ANSWERED and chosen == (difference > 0)
                         graded = status is not Status.ERROR and ungraded is None
+                        p = {}
+                        if model == PROBABILITY_SWEEP_MODEL and status is not Status.ERROR:
+                            # The observer's own probability of the positive target, a little noisy.
+                            positive = min(0.999, max(0.001, seen + sure.uniform(-0.05, 0.05)))
+                            p = _probabilities(sure, "0", "1", positive)
                         yield Result(
                             benchmark, f"ml-{item}", model, mode, perturbation, status,
                             reply="Top" if chosen else "Bottom", parsed=0 if chosen else 1,
-                            correct=right if graded else None, score=float(right) if graded else None, target=0,
-                            latency=None if status is Status.ERROR else rng.uniform(0.3, 9.0), groups=groups,
+                            correct=right if graded else None, score=float(right) if graded else None,
+                            target=0 if difference > 0 else 1, groups=groups,
+                            latency=None if status is Status.ERROR else rng.uniform(0.3, 9.0),
                             ungraded=ungraded, error="timeout" if status is Status.ERROR else None,
                             item_ref=ItemRef(benchmark, f"ml-{item}", Origin.RUN, params=params),
-                            cache_key=f"{benchmark}/{item}/{model}/{mode}/{perturbation}",
+                            cache_key=f"{benchmark}/{item}/{model}/{mode}/{perturbation}", **p,
                         )  # fmt: skip
 
 
@@ -251,6 +278,15 @@ def child(args: argparse.Namespace) -> None:
                 scoreboard, benchmark, m, o, p, g, agree_model, agree_modes, origins, view="table"))[0]
             for _ in range(3)
         )  # fmt: skip
+    from ui.scoreboard.data import stored_tally
+
+    if hasattr(stored_tally(), "calibration_of"):  # issue 26: the first view's read of the results with probabilities
+        reads = []
+        for _ in range(3):  # each time from a fresh read of the store, its cells read first (not timed)
+            fresh = stored_tally(reload=True)
+            fresh.cells_of(benchmark)
+            reads.append(timed(lambda t=fresh: t.calibration_of(benchmark))[0])
+        figures["calibration sums read"] = min(reads)
     if scenario["other"]:
         figures["another benchmark"] = timed(lambda: first_view(scenario["other"]))[0]
     figures["/scoreboard API (all views)"] = timed(

@@ -4,9 +4,11 @@ First the leaderboard across benchmarks (a row per model and mode, a column per 
 reference rows pinned above). Then one benchmark, chosen with the filters (models, mode,
 perturbation, a group to break down by), in four views:
 - Table: accuracy with its Wilson 95% interval, n, unparsed, refused, errors and latency per
-  model and mode, chance / published / people rows pinned and tinted; CSV and JSON downloads
-  identical to `report --format csv/json`; accuracy bars; accuracy by the chosen group (a curve per
-  model and mode against a swept number). A phone gets the rows as a stacked list.
+  model and mode, and how sure the models were where answers carry probabilities (mean
+  p(right), Brier, ECE, n with p; a dash elsewhere), chance / published / people rows pinned and
+  tinted; CSV and JSON downloads identical to `report --format csv/json`; accuracy bars; accuracy
+  by the chosen group (a curve per model and mode against a swept number); a reliability diagram
+  per model. A phone gets the rows as a stacked list.
 - Curves: psychometric curves against a swept parameter, people pooled beside the models; on the
   illusions, perceive or recall: whether choices track the drawn difference or the inducers
   flipped against it.
@@ -96,6 +98,8 @@ def build_scoreboard() -> dict[str, Any]:
             bars = gr.Plot(show_label=False, elem_id="score-bars")
             group_note = gr.Markdown(elem_id="score-group-note")
             group_plot = gr.Plot(show_label=False, elem_id="score-group-plot")
+            calibration_note = gr.Markdown(elem_id="score-calibration-note")
+            reliability_plot = gr.Plot(show_label=False, elem_id="score-reliability")
         with gr.Tab("Curves", id="score-view-curves") as curves_view:
             param = Dropdown([], label="Swept parameter", elem_id="score-param", **FREE)
             curves_note = gr.Markdown(elem_id="score-curves-note")
@@ -138,7 +142,7 @@ def build_scoreboard() -> dict[str, Any]:
     synced = [include_probes, *filters, param, axis, a, b, view]
     synced_out = [origins, *synced[1:]]
     shown = [status, table, csv_file, json_file, bars, group_plot, group_note, agree_table, agree_plot, latency,
-             notes, phone, board, board_note, origins_note]  # fmt: skip
+             notes, phone, board, board_note, origins_note, calibration_note, reliability_plot]  # fmt: skip
     board_inputs = [*filters, origins, view]
     curve_inputs = [benchmark, param, models, mode, perturbation, include_probes]
     curve_outputs = [curves_plot, curves_note, fits, magnitudes, polarity_note, polarity_plot, polarity_table]

@@ -10,6 +10,12 @@ flipped, one with none (the control), stacked on one x axis so a shift of the PS
 glance; the table below gives the illusion magnitude (half the PSE difference between the two
 polarities) and the side bias. Any other sweep is one panel (`fit_rows`).
 
+Where replies carry answer probabilities (issue 26), each model's fit of its probabilities (a
+graded response per item: probes/analysis/graded.py, graded_magnitude.py) is drawn beside the fit
+of its choices, in the model's colour and the mode's dash but as a broad pale line with open
+markers, named "· probabilities" in the legend (the choices' "· choices"); both tables say each
+row's `source`, as `report --fit` does.
+
 The fits need each reply's item parameters, which the scoreboard's cached results leave out, so
 only the series drawn (at most ui.scoreboard.charts.MAX_LINES, plus people) are read from the
 store with `Store.results`, one query each, and kept until the store changes; the fits are kept
@@ -26,6 +32,8 @@ from dataclasses import dataclass, replace
 import pandas as pd
 import plotly.graph_objects as go
 
+from probes.analysis.graded import graded_fit_rows
+from probes.analysis.graded_magnitude import graded_magnitude_rows
 from probes.analysis.psychometric import FitRow, MagnitudeRow, fit_rows, magnitude_rows
 from probes.core.types import Result
 from probes.people.human import is_human
@@ -46,8 +54,9 @@ from ui.scoreboard.style import (
 from ui.scoreboard.tables import DASH
 
 PANELS = {"+1": "with inducers", "-1": "flipped inducers", "0": "no inducers (control)"}
-FIT_COLUMNS = ["model", "mode", "inducers", "PSE", "PSE 95% CI", "width (25-75%)", "n", "fit"]
-MAGNITUDE_COLUMNS = ["model", "mode", "illusion magnitude", "95% CI", "side bias", "bias 95% CI", "fit"]
+FIT_COLUMNS = ["model", "mode", "inducers", "source", "PSE", "PSE 95% CI", "width (25-75%)", "n", "fit"]
+CHOICES, PROBABILITIES = "choices", "probabilities"  # FitRow.source: what a fit was made of
+MAGNITUDE_COLUMNS = ["model", "mode", "source", "illusion magnitude", "95% CI", "side bias", "bias 95% CI", "fit"]
 Head = tuple[str, str, str]  # model, mode, perturbation
 
 
@@ -147,10 +156,11 @@ def fits(stores: Sequence[Store], tally: Tally, filters: Filters, param: str,
         return hit
     results = pooled(detailed(stores, filters.benchmark or "", wanted, origins))
     if _is_illusion(results, param):
-        magnitudes = magnitude_rows(results, param)
+        # Beside each magnitude from choices, the one from probabilities where the model gave them.
+        magnitudes = magnitude_rows(results, param) + graded_magnitude_rows(results, param)
         rows = [fit for m in magnitudes for fit in m.fits.values()]
     else:
-        magnitudes, rows = [], fit_rows(results, param)
+        magnitudes, rows = [], fit_rows(results, param) + graded_fit_rows(results, param)
     found = (rows, magnitudes, said)
     _remember(_fits, key, found, KEPT_FITS)
     return found
@@ -195,6 +205,12 @@ def curves(stores: Sequence[Store], tally: Tally, filters: Filters, param: str, 
         else f"Each point: the share of *yes* (or positive) replies at that **{param}**, with its Wilson 95% interval; "
         "lines: logistic fits (a colour per model, a dash per mode); diamonds: where a curve crosses 50%."
     )
+    if any(r.source == PROBABILITIES for r in rows):
+        note += (
+            " Open markers and broad pale lines: the same fit from the answers' **probabilities**, where the model "
+            "gave them (each answer's probability of the positive target, a graded response, its mean at each "
+            "level); the tables' *source* says which."
+        )
     if any(is_person(r.model) for r in rows):
         note += " **people**: everyone who took these items, pooled."
     if said:
@@ -221,6 +237,7 @@ def _axes(count: int, spacing: float = 0.09) -> tuple[dict, list[tuple[str, str]
 
 def _figure(rows: Sequence[FitRow], param: str, colours: Colours, digits: int) -> go.Figure:
     panels = [p for p in PANELS if any(_panel(r) == p for r in rows)] or [""]
+    graded = any(r.source == PROBABILITIES for r in rows)
     layout, axes = _axes(len(panels))
     traces: list[dict] = []
     shapes: list[dict] = []
@@ -233,41 +250,15 @@ def _figure(rows: Sequence[FitRow], param: str, colours: Colours, digits: int) -
             top = layout[f"yaxis{y_axis[1:]}"]["domain"][1]
             titles.append({"text": PANELS[panel], "x": 0.5, "y": top, "xref": "paper", "yref": "paper",
                            "xanchor": "center", "yanchor": "bottom", "showarrow": False, "font": {"size": 13}})  # fmt: skip
-        for row in sorted((r for r in rows if _panel(r) == panel), key=lambda r: (is_person(r.model), r.model, r.mode)):
+        for row in sorted((r for r in rows if _panel(r) == panel), key=_drawing_order):
             name = row.model if row.perturbation == "none" else f"{row.model} · {row.perturbation}"
             group = label(name if is_person(row.model) else f"{name} · {row.mode}")
-            colour = colours(row.model)
+            if graded and not is_person(row.model):  # both sources drawn: each named by its own
+                group += f" · {row.source}"
             symbol = symbols.setdefault(row.perturbation, SYMBOLS[len(symbols) % len(SYMBOLS)])
-            points = row.points
-            traces.append({
-                "type": "scatter", **on, "x": [p["x"] for p in points], "y": [p["proportion"] for p in points],
-                "mode": "markers", "name": group, "legendgroup": group, "showlegend": False,
-                "marker": {"color": colour, "size": 7, "symbol": symbol},
-                "error_y": {"type": "data", "symmetric": False, "array": [p["high"] - p["proportion"] for p in points],
-                            "arrayminus": [p["proportion"] - p["low"] for p in points], "thickness": 1, "width": 2},
-                "hovertext": [f"{group}<br>{label(param)} {p['x']:+.{digits}f}: {p['positives']}/{p['n']} "
-                              f"({100 * p['proportion']:.0f}%)" for p in points],
-                "hoverinfo": "text",
-            })  # fmt: skip
+            traces += _traces(row, on, group, colours(row.model), symbol, param, digits, group not in shown)
             if row.curve_x:
-                traces.append({
-                    "type": "scatter", **on, "x": list(row.curve_x), "y": list(row.curve_p), "mode": "lines",
-                    "name": group, "legendgroup": group, "showlegend": group not in shown, "hoverinfo": "skip",
-                    "line": {"color": colour, "dash": dash(row.mode), "width": 3.5 if is_person(row.model) else 2},
-                })  # fmt: skip
                 shown.add(group)
-            if row.pse is not None:
-                low, high = row.pse_low, row.pse_high
-                traces.append({
-                    "type": "scatter", **on, "x": [row.pse], "y": [0.5], "mode": "markers", "name": group,
-                    "legendgroup": group, "showlegend": False,
-                    "marker": {"color": colour, "size": 11, "symbol": "diamond", "line": {"width": 1, "color": "white"}},
-                    "error_x": {"type": "data", "symmetric": False, "thickness": 2, "width": 5,
-                                "array": [0 if high is None else high - row.pse],
-                                "arrayminus": [0 if low is None else row.pse - low]},
-                    "hovertext": [f"{group}: PSE {row.pse:+.{digits}f} (95% CI {_band(low, high, digits)})"],
-                    "hoverinfo": "text",
-                })  # fmt: skip
         line = {"color": CHANCE_COLOUR, "dash": "dot", "width": 1}
         shapes.append({"type": "line", "x0": 0, "x1": 0, "y0": 0, "y1": 1, "xref": x_axis, "yref": f"{y_axis} domain",
                        "line": line, "layer": "below"})  # fmt: skip
@@ -286,21 +277,77 @@ def _figure(rows: Sequence[FitRow], param: str, colours: Colours, digits: int) -
     return figure
 
 
+def _drawing_order(row: FitRow) -> tuple:
+    """Models, then people; a graded fit before its choice fit, so the choices' crisp line is
+    drawn over the broad pale one."""
+    return (is_person(row.model), row.model, row.mode, row.source != PROBABILITIES)
+
+
+def _traces(row: FitRow, on: dict, group: str, colour: str, symbol: str, param: str, digits: int,
+            legend: bool) -> list[dict]:  # fmt: skip
+    """One fit's points, curve and PSE. A fit of choices: filled markers with Wilson intervals, a
+    line in the mode's dash, a filled diamond. A fit of probabilities (graded): open markers at
+    the mean probability of each level (no binomial interval: they are not counts), a broad pale
+    line in the same dash, an open diamond; each named by its source in the legend."""
+    points, graded = row.points, row.source == PROBABILITIES
+    marker = {"color": colour, "size": 8 if graded else 7, "symbol": f"{symbol}-open" if graded else symbol}
+    if graded:
+        spread, said = None, [f"{group}<br>{label(param)} {p['x']:+.{digits}f}: mean probability "
+                              f"{100 * p['proportion']:.0f}% over {p['n']} answers" for p in points]  # fmt: skip
+    else:
+        spread = {"type": "data", "symmetric": False, "array": [p["high"] - p["proportion"] for p in points],
+                  "arrayminus": [p["proportion"] - p["low"] for p in points], "thickness": 1, "width": 2}  # fmt: skip
+        said = [f"{group}<br>{label(param)} {p['x']:+.{digits}f}: {p['positives']}/{p['n']} "
+                f"({100 * p['proportion']:.0f}%)" for p in points]  # fmt: skip
+    traces = [{
+        "type": "scatter", **on, "x": [p["x"] for p in points], "y": [p["proportion"] for p in points],
+        "mode": "markers", "name": group, "legendgroup": group, "showlegend": False, "marker": marker,
+        "hovertext": said, "hoverinfo": "text", **({"error_y": spread} if spread else {}),
+    }]  # fmt: skip
+    if row.curve_x:
+        width = 6 if graded else 3.5 if is_person(row.model) else 2
+        traces.append({
+            "type": "scatter", **on, "x": list(row.curve_x), "y": list(row.curve_p), "mode": "lines",
+            "name": group, "legendgroup": group, "showlegend": legend, "hoverinfo": "skip",
+            "line": {"color": colour, "dash": dash(row.mode), "width": width}, "opacity": 0.4 if graded else 1,
+        })  # fmt: skip
+    if row.pse is not None:
+        low, high = row.pse_low, row.pse_high
+        traces.append({
+            "type": "scatter", **on, "x": [row.pse], "y": [0.5], "mode": "markers", "name": group,
+            "legendgroup": group, "showlegend": False,
+            "marker": {"color": colour, "size": 12 if graded else 11, "symbol": "diamond-open" if graded else "diamond",
+                       "line": {"width": 2, "color": colour} if graded else {"width": 1, "color": "white"}},
+            "error_x": {"type": "data", "symmetric": False, "thickness": 2, "width": 5,
+                        "array": [0 if high is None else high - row.pse],
+                        "arrayminus": [0 if low is None else row.pse - low]},
+            "hovertext": [f"{group}: PSE {row.pse:+.{digits}f} (95% CI {_band(low, high, digits)})"],
+            "hoverinfo": "text",
+        })  # fmt: skip
+    return traces
+
+
 def _fit_table(rows: Sequence[FitRow], digits: int) -> pd.DataFrame:
-    """People first (the reference the models are read against), then each model and mode."""
+    """People first (the reference the models are read against), then each model and mode, its
+    fit of choices above its fit of probabilities (`source`, as `report --fit` marks them)."""
     records = [
-        [r.model, r.mode, PANELS.get(_panel(r), "all"), _fmt(r.pse, digits), _band(r.pse_low, r.pse_high, digits),
-         DASH if r.width is None else f"{r.width:.{digits}f}", str(r.n), r.status]
+        [r.model, r.mode, PANELS.get(_panel(r), "all"), r.source, _fmt(r.pse, digits),
+         _band(r.pse_low, r.pse_high, digits), DASH if r.width is None else f"{r.width:.{digits}f}", str(r.n), r.status]
         for r in sorted(rows, key=lambda r: (not is_person(r.model), r.model, r.mode, list(PANELS).index(_panel(r))
-                                             if _panel(r) in PANELS else 0))
+                                             if _panel(r) in PANELS else 0, r.source != CHOICES))
     ]  # fmt: skip
     return pd.DataFrame(records, columns=FIT_COLUMNS)
 
 
+def _source(row: MagnitudeRow) -> str:
+    """What a magnitude was made of: its polarity fits' source."""
+    return next((fit.source for fit in row.fits.values()), CHOICES)
+
+
 def _magnitude_table(rows: Sequence[MagnitudeRow], digits: int) -> pd.DataFrame:
     records = [
-        [m.model, m.mode, _fmt(m.magnitude, digits), _band(m.magnitude_low, m.magnitude_high, digits),
+        [m.model, m.mode, _source(m), _fmt(m.magnitude, digits), _band(m.magnitude_low, m.magnitude_high, digits),
          _fmt(m.bias, digits), _band(m.bias_low, m.bias_high, digits), m.status]
-        for m in sorted(rows, key=lambda m: (not is_person(m.model), m.model, m.mode))
+        for m in sorted(rows, key=lambda m: (not is_person(m.model), m.model, m.mode, _source(m) != CHOICES))
     ]  # fmt: skip
     return pd.DataFrame(records, columns=MAGNITUDE_COLUMNS)

@@ -30,6 +30,9 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from probes.analysis import calibration_cells
+from probes.analysis.calibration import Calibration
+from probes.analysis.calibration_cells import Sums
 from probes.analysis.report import cell_report_rows, measured_rows, to_csv, to_json
 from probes.analysis.scoring import Counts, Row
 from probes.core.errors import ProbeError
@@ -78,6 +81,7 @@ class Tally:
     versions: tuple[tuple[int, int, int], ...]
     overall: dict[Head, Counts]  # every origin: a view picks its own
     _benchmarks: dict[str, dict[Key, Counts]] = field(default_factory=dict)
+    _calibrations: dict[str, dict[Key, Sums]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def cells_of(self, benchmark: str | None) -> dict[Key, Counts]:
@@ -91,6 +95,27 @@ class Tally:
                 hit = _pooled(store.cells(Where(benchmark), groups=None) for store in stores)
             with self._lock:
                 self._benchmarks[benchmark] = hit
+        return hit
+
+    def calibration_of(self, benchmark: str | None) -> dict[Key, Sums]:
+        """Calibration sums per cell of one benchmark (every origin), read when it is first shown
+        from the results that carry probabilities, and only those (the store indexes them apart:
+        a benchmark without any reads nothing). Per result with probabilities this costs a few
+        microseconds once; every filter after it adds kept sums (bench/scoreboard.py)."""
+        if benchmark is None:
+            return {}
+        with self._lock:
+            hit = self._calibrations.get(benchmark)
+        if hit is None:
+            origins = sorted({key[4] for key in self.cells_of(benchmark)})
+            with self.opened() as stores:
+                hit = calibration_cells.pooled(
+                    calibration_cells.cell_sums(store.probability_rows(Where(benchmark, origins=(origin,))), origin)
+                    for store in stores
+                    for origin in origins
+                )
+            with self._lock:
+                self._calibrations[benchmark] = hit
         return hit
 
     @contextmanager
@@ -289,12 +314,19 @@ def selected(tally: Tally, filters: Filters, origins: Iterable[str], groups: Seq
              ignore: Iterable[str] = ()) -> dict[Key, Counts]:  # fmt: skip
     """The cells of the filters' benchmark that pass them (but those in `ignore`: see
     Filters.where): overall, and the entries of `groups`."""
+    cells = tally.cells_of(filters.benchmark)
+    return {key: cell for key, cell in passing(cells, filters, origins, groups, ignore).items() if cell.results}
+
+
+def passing(cells: Mapping[Key, Any], filters: Filters, origins: Iterable[str], groups: Sequence[str] = (),
+             ignore: Iterable[str] = ()) -> dict[Key, Any]:  # fmt: skip
+    """Cells (counts or calibration sums) that pass the filters, as `selected` reads them."""
     where = filters.where(origins, ignore)
     names = set(groups)
     return {
         key: cell
-        for key, cell in tally.cells_of(filters.benchmark).items()
-        if cell.results and where.keeps(key) and (not key[5] or key[5].partition("=")[0] in names)
+        for key, cell in cells.items()
+        if where.keeps(key) and (not key[5] or key[5].partition("=")[0] in names)
     }
 
 
@@ -339,13 +371,16 @@ def numeric(value: str) -> float | None:
 # --- downloads -------------------------------------------------------------------------------
 
 
-def exports(rows: Sequence[Row], benchmark: str | None) -> tuple[str, str]:
-    """The rows as shown, as `report --format csv` and `--format json` print them. Kept in a
+def exports(
+    rows: Sequence[Row], benchmark: str | None, calibrations: Mapping[tuple, Calibration] | None = None
+) -> tuple[str, str]:
+    """The rows as shown, as `report --format csv` and `--format json` print them: with the
+    calibration columns where some result has probabilities, as `report` adds them. Kept in a
     folder named by content, so refreshing the same table writes nothing new. The store holds no
     keys, so neither can these."""
     name = "scoreboard-" + re.sub(r"[^A-Za-z0-9_.-]+", "-", benchmark or "empty").strip("-")
     paths = []
-    for suffix, text in (("csv", to_csv(rows)), ("json", to_json(rows) + "\n")):
+    for suffix, text in (("csv", to_csv(rows, calibrations)), ("json", to_json(rows, calibrations) + "\n")):
         folder = EXPORTS / hashlib.sha256(text.encode()).hexdigest()[:16]
         path = folder / f"{name}.{suffix}"
         if not path.exists():  # written whole, then renamed: a concurrent reader never sees half

@@ -3,8 +3,9 @@ chosen benchmark's table. ui/scoreboard/__init__.py lays the widgets out and wir
 views of single results (Modes & latency, Curves, Compare) are in ui/scoreboard/views.py.
 
 - `scoreboard` (API `/scoreboard`): the leaderboard across benchmarks, the chosen benchmark's
-  table, its downloads, accuracy and group charts, and (while the Modes & latency view is open,
-  or for an API call) mode agreement and latency;
+  table (with its calibration columns), its downloads, accuracy and group charts, the reliability
+  diagram, and (while the Modes & latency view is open, or for an API call) mode agreement and
+  latency;
 - `sync`: every filter's choices, kept where still offered.
 
 The leaderboard and the table are read off the counts the stores keep (ui/scoreboard/data.py),
@@ -22,6 +23,7 @@ import gradio as gr
 
 from ui.common import escape
 from ui.scoreboard import charts
+from ui.scoreboard.calibration import EXPLAINED, calibration_sums, reliability, row_calibrations
 from ui.scoreboard.compare import (
     AXES,
     defaults,
@@ -47,7 +49,7 @@ from ui.scoreboard.items import agreement_defaults, latencies
 from ui.scoreboard.leaderboard import leaderboard
 from ui.scoreboard.requests import check, chosen_benchmark, colours_of, opened, refused_as, wanted_origins, warned
 from ui.scoreboard.style import empty, shown_if
-from ui.scoreboard.tables import agreement_table, benchmark_table, empty_table, latency_table
+from ui.scoreboard.tables import CALIBRATION_COLUMNS, agreement_table, benchmark_table, empty_table, latency_table
 from ui.scoreboard.views import agreement, agreement_choices_for
 
 MAX_CHOSEN = 64  # values one multiple choice may hold (models, B's)
@@ -57,8 +59,8 @@ EMPTY_STORE = (
 )
 ONLY_PROBES = "Only single probe clicks so far: tick **include single probes** to see them, or run an evaluation."
 GROUP_HINT = "Choose a group under **Break down by** to see accuracy by its values."
-TABLE_COLUMNS = ["model", "mode", "source", "accuracy", "95% CI", "n", "unparsed", "refused", "ungraded", "errors",
-                 "latency (s)"]  # fmt: skip
+TABLE_COLUMNS = ["model", "mode", "source", "accuracy", "95% CI", "n", *CALIBRATION_COLUMNS, "unparsed", "refused",
+                 "ungraded", "errors", "latency (s)"]  # fmt: skip
 # The views of single results computed only while open (`view`; None: an API call, which gets
 # everything as it always has): the table and leaderboard read counts alone.
 MODES_VIEW = "modes"
@@ -206,8 +208,10 @@ def scoreboard(
     request: gr.Request | None = None,
 ) -> list[Any]:
     """The leaderboard, and for the chosen benchmark: its table, downloads, charts, mode
-    agreement and latency. `origins` None (an API call): every origin counts. Mode agreement and
-    latency read single results: only while their view is open (`view`; None, an API call: always)."""
+    agreement and latency, and how sure the models were (calibration per row, a reliability
+    diagram; from kept sums, ui/scoreboard/calibration.py). `origins` None (an API call): every
+    origin counts. Mode agreement and latency read single results: only while their view is
+    open (`view`; None, an API call: always)."""
     tally = opened(request, [benchmark, mode, perturbation, group, agree_model, view], [models, agree_modes, origins])
     wanted = wanted_origins(origins)
     shown = tally.count(wanted)
@@ -217,10 +221,13 @@ def scoreboard(
     benchmark = chosen_benchmark(tally, wanted, benchmark)
     filters = Filters(benchmark, tuple(models or ()), mode or ALL, perturbation or ALL, group or OVERALL)
     rows = scoreboard_rows(tally, filters, wanted)
-    csv_path, json_path = exports(rows, benchmark)
+    sums = calibration_sums(tally, filters, wanted)
+    calibrations = row_calibrations(sums)
+    csv_path, json_path = exports(rows, benchmark, calibrations)
     shown_rows = rows + pooled_people(tally, filters, wanted)
     colours = colours_of(tally, wanted)
-    table = benchmark_table(shown_rows, filters.group if filters.by else None)
+    table = benchmark_table(shown_rows, filters.group if filters.by else None, calibrations)
+    sure = reliability(sums, benchmark or "", colours)
     if filters.by:
         figure, group_note = charts.group_figure(shown_rows, filters.group, colours, filters.mode != ALL)
         group_plot = shown_if(figure)
@@ -238,15 +245,17 @@ def scoreboard(
         f"**{escape(benchmark or '')}**. Tinted rows are references: *chance*, the papers' *published* numbers, and "
         "people."
     )
+    notes = "  \n".join(part for part in (table.notes, EXPLAINED if calibrations else "") if part)
     return [status, table.table, csv_path, json_path, charts.accuracy_bars(shown_rows, benchmark or "", colours),
-            group_plot, group_note, agree_rows, agree_plot, latency, table.notes, table.phone,
-            board.table, board.note, origins_note]  # fmt: skip
+            group_plot, group_note, agree_rows, agree_plot, latency, notes, table.phone,
+            board.table, board.note, origins_note, sure.note, shown_if(sure.figure, sure.present)]  # fmt: skip
 
 
 def _nothing(message: str, origins_note: str = "") -> list[Any]:
     nothing = empty("No results yet.")
     return [message, empty_table(TABLE_COLUMNS), None, None, nothing, shown_if(None, False), "", agreement_table(None), nothing,
-            latency_table({}), "", "", empty_table(["model", "mode", "source"]), "", origins_note]  # fmt: skip
+            latency_table({}), "", "", empty_table(["model", "mode", "source"]), "", origins_note, "",
+            shown_if(None, False)]  # fmt: skip
 
 
 def _origins_note(tally: Tally, wanted: frozenset[str]) -> str:

@@ -92,22 +92,34 @@ def styled(figure: go.Figure, title: str, height: int = HEIGHT, **layout: object
     """Transparent backgrounds, grey grids, text colour for light mode (dark mode: app.css), a
     legend under the plot and margins that grow to fit long tick labels (no cut labels). One
     update of the layout: each of plotly's updates is checked property by property."""
-    axes = {"gridcolor": GRID, "zerolinecolor": GRID, "linecolor": GRID, "automargin": True, "showline": False}
     names = {"xaxis", "yaxis"} | {key for key in figure.layout.to_plotly_json() if key[1:5] == "axis"}
-    figure.update_layout(
-        {name: axes for name in names},
-        title={"text": title, "x": 0, "xanchor": "left", "font": {"size": 15}},
-        height=height,
-        template="none",
-        paper_bgcolor=TRANSPARENT,
-        plot_bgcolor=TRANSPARENT,
-        font={"color": TEXT, "size": 12},
-        legend={"orientation": "h", "yanchor": "top", "y": -0.18, "x": 0, "bgcolor": TRANSPARENT},
-        margin={"l": 10, "r": 10, "t": 40, "b": 10, "autoexpand": True},
-        hoverlabel={"namelength": -1},
-        **layout,
-    )
+    figure.update_layout(styled_layout(title, names, height, **layout))
     return figure
+
+
+def styled_layout(title: str, axes: Iterable[str], height: int = HEIGHT, **layout: Any) -> dict:
+    """What `styled` sets, as a layout to build a figure with unvalidated (plotly checks each
+    property of a validated update: tens of milliseconds a chart). `axes`: the axes' names
+    ("xaxis", "yaxis2", ...); an axis given in `layout` keeps its own settings over the style."""
+    style = {"gridcolor": GRID, "zerolinecolor": GRID, "linecolor": GRID, "automargin": True, "showline": False}
+    found: dict[str, Any] = {
+        "title": {"text": title, "x": 0, "xanchor": "left", "font": {"size": 15}},
+        "height": height,
+        "template": "none",
+        "paper_bgcolor": TRANSPARENT,
+        "plot_bgcolor": TRANSPARENT,
+        "font": {"color": TEXT, "size": 12},
+        "legend": {"orientation": "h", "yanchor": "top", "y": -0.18, "x": 0, "bgcolor": TRANSPARENT},
+        "margin": {"l": 10, "r": 10, "t": 40, "b": 10, "autoexpand": True},
+        "hoverlabel": {"namelength": -1},
+    }
+    for name in axes:
+        found[name] = {**style, **layout.pop(name, {})}
+    for name, value in layout.items():
+        found[name] = (
+            {**found[name], **value} if isinstance(value, dict) and isinstance(found.get(name), dict) else value
+        )
+    return found
 
 
 def empty(message: str, height: int = 200) -> go.Figure:

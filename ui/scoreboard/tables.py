@@ -18,12 +18,17 @@ from dataclasses import dataclass
 import pandas as pd
 from pandas.io.formats.style import Styler
 
+from probes.analysis.calibration import Calibration
 from probes.analysis.scoring import Row
 from probes.people.human import is_human
 from ui.scoreboard.data import mode_order, numeric
 from ui.scoreboard.style import PEOPLE
 
 DASH = "–"
+# The calibration columns (probes/analysis/calibration.py): a dash where a row has no answer
+# probabilities (a reference row, a model that gave none).
+CALIBRATION_COLUMNS = ["mean p(right)", "Brier", "ECE", "n with p"]
+Calibrations = Mapping[tuple, Calibration]  # by (benchmark, model, mode, perturbation, group)
 TINTS = {
     "chance": "rgba(140, 140, 140, 0.20)",
     "published": "rgba(234, 179, 8, 0.16)",
@@ -98,27 +103,42 @@ def tint(frame: pd.DataFrame, kinds: Sequence[str]) -> Styler:
     return frame.style.apply(row_style, axis=1)
 
 
-def benchmark_table(rows: Sequence[Row], group: str | None) -> Shown:
+def calibration_of(row: Row, calibrations: Calibrations) -> Calibration | None:
+    return calibrations.get((row.benchmark, row.model, row.mode, row.perturbation, row.group))
+
+
+def calibration_cells(found: Calibration | None) -> list[str]:
+    if found is None:
+        return [DASH] * len(CALIBRATION_COLUMNS)
+    return [f"{found.mean_p_right:.3f}", f"{found.brier:.3f}", f"{found.ece:.3f}", str(found.n_prob)]
+
+
+def benchmark_table(rows: Sequence[Row], group: str | None, calibrations: Calibrations | None = None) -> Shown:
     """The table of one benchmark: a column for the breakdown's values (headed by the group's
-    name) when there is one, perturbation only when some row is perturbed."""
+    name) when there is one, perturbation only when some row is perturbed, and the calibration
+    columns (dashes where a row has no probabilities)."""
+    calibrations = calibrations or {}
     rows = pinned(rows)
     perturbed = any(r.perturbation != "none" for r in rows)
     prefix = f"{group}="
     marks: dict[str, int] = {}
     # The source beside the name: a reference row says what it is before its numbers.
     columns = ["model", "mode", "source"] + (["perturbation"] if perturbed else []) + ([group] if group else [])
-    columns += ["accuracy", "95% CI", "n", "unparsed", "refused", "ungraded", "errors", "latency (s)"]
+    # How sure beside how right: the calibration next to accuracy and n, where a wide table still shows it.
+    columns += ["accuracy", "95% CI", "n", *CALIBRATION_COLUMNS, "unparsed", "refused", "ungraded", "errors",
+                "latency (s)"]  # fmt: skip
     records = []
     for row in rows:
         record = [row.model, row.mode, source_label(row, marks)] + ([row.perturbation] if perturbed else [])
         if group:
             record.append("all" if row.group == "overall" else row.group.removeprefix(prefix))
-        record += [_number(row.accuracy, 1), interval(row), _number(row.n), _number(row.unparsed),
+        record += [_number(row.accuracy, 1), interval(row), _number(row.n),
+                   *calibration_cells(calibration_of(row, calibrations)), _number(row.unparsed),
                    _number(row.refused), _number(row.ungraded), _number(row.errors),
                    _number(row.mean_latency, 2)]  # fmt: skip
         records.append(record)
     frame = pd.DataFrame(records, columns=columns).astype(str)
-    return Shown(tint(frame, [kind(r) for r in rows]), notes(marks), phone_list(rows, group, marks))
+    return Shown(tint(frame, [kind(r) for r in rows]), notes(marks), phone_list(rows, group, marks, calibrations))
 
 
 def notes(marks: dict[str, int]) -> str:
@@ -127,9 +147,11 @@ def notes(marks: dict[str, int]) -> str:
     )
 
 
-def phone_list(rows: Sequence[Row], group: str | None, marks: dict[str, int]) -> str:
+def phone_list(rows: Sequence[Row], group: str | None, marks: dict[str, int],
+               calibrations: Calibrations | None = None) -> str:  # fmt: skip
     """One line per row for a narrow screen: model, then mode (and group value), accuracy, the
-    interval and n; reference rows carry their kind and tint."""
+    interval and n, and the calibration where the row has probabilities; reference rows carry
+    their kind and tint."""
     prefix = f"{group}="
     items = []
     for row in rows:
@@ -140,11 +162,18 @@ def phone_list(rows: Sequence[Row], group: str | None, marks: dict[str, int]) ->
         tag = "" if what == "measured" else f'<span class="score-kind">{html.escape(source_label(row, marks))}</span>'
         n = "" if row.n is None else f"n {row.n}"
         ci = "" if row.ci_low is None else f"95% CI {interval(row)}"
+        found = calibration_of(row, calibrations or {})
+        sure = (
+            ""
+            if found is None
+            else f'<span class="score-cal">p(right) {found.mean_p_right:.3f} · Brier {found.brier:.3f} · '
+            f"ECE {found.ece:.3f} · n with p {found.n_prob}</span>"
+        )
         items.append(
             f'<li class="score-{what}"><span class="score-who">{html.escape(row.model)}</span>{tag}'
             f'<span class="score-detail">{html.escape(detail)}</span>'
             f'<span class="score-acc">{_number(row.accuracy, 1)}%</span>'
-            f'<span class="score-ci">{ci}</span><span class="score-n">{n}</span></li>'
+            f'<span class="score-ci">{ci}</span><span class="score-n">{n}</span>{sure}</li>'
         )
     return f'<ul class="score-phone-list">{"".join(items)}</ul>' if items else ""
 
