@@ -6,9 +6,11 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import gradio.networking
 import httpx
 import pytest
 from gradio_client import Client
@@ -51,6 +53,19 @@ def reset_caches() -> None:
     items._benchmark.cache_clear()
 
 
+def _answers(url: str) -> bool:
+    """Whether the server at `url` answers its page, within WAIT_MS."""
+    deadline = time.monotonic() + WAIT_MS / 1000
+    while time.monotonic() < deadline:
+        try:
+            if httpx.head(url, timeout=30, verify=False).status_code in (200, 401, 301, 302, 303, 307, 308):
+                return True
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.5)
+    return False
+
+
 @pytest.fixture
 def serve(tmp_path, monkeypatch):
     """serve(**env) -> the URL of a freshly built app, with env set before it is built."""
@@ -68,6 +83,10 @@ def serve(tmp_path, monkeypatch):
 
         demo = app.build_demo()
         port = free_port()
+        # Gradio's launch asks the server it just started for its page, once, 3 s at most, and
+        # fails the launch ("localhost is not accessible") if that runs out: on a loaded machine
+        # it did. The same question, waited on with the room every other wait here has.
+        monkeypatch.setattr(gradio.networking, "url_ok", _answers)
         demo.launch(
             server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, **app.launch_options()
         )
