@@ -144,10 +144,14 @@ class ImageParts:
                 s for s in sources if s.pixels is not None and s.ref in self._hashes and self._hashes[s.ref] is None
             ]
 
+    def unseen(self, refs: Sequence[str]) -> list[str]:
+        """The references this run has not looked up in the store yet."""
+        with self._lock:
+            return [ref for ref in dict.fromkeys(refs) if ref not in self._hashes]
+
     def resolve(self, refs: Sequence[str]) -> None:
         """Ask the store, at once, for the hashes of the references this run has not met yet."""
-        with self._lock:
-            unseen = [ref for ref in dict.fromkeys(refs) if ref not in self._hashes]
+        unseen = self.unseen(refs)
         if unseen:
             found = self.store.image_hashes(unseen)
             with self._lock:

@@ -269,7 +269,7 @@ class Runner:
         else:
             try:
                 if self.drawing is not None:  # new canvas images drawn in the child, if it can
-                    await self.parts.draw_elsewhere(self._images(job), self.drawing)
+                    await self._draw_in_child(self._images(job))
                 # One trip to a worker thread: build the prompt (images seen for the first time
                 # are drawn or decoded and hashed there), look it up, and on a hit grade and
                 # save it, so a cached re-run never waits twice.
@@ -315,6 +315,12 @@ class Runner:
         except BackendError:  # the reply stands without them; the next run asks for them again
             return output
         return output if scores is None else dataclasses.replace(output, scores=scores)
+
+    async def _draw_in_child(self, sources: Sequence[ImageSource]) -> None:
+        canvases = [source.ref for source in sources if source.pixels is not None]
+        if self.parts.unseen(canvases):  # a sampled run's worker can start an item before its feeder looked it up
+            await self._in_thread(self.parts.resolve, canvases)
+        await self.parts.draw_elsewhere(sources, self.drawing)
 
     async def _draw_ahead(self, items: Sequence[Item]) -> None:
         assert self.drawing is not None

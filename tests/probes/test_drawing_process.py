@@ -23,6 +23,7 @@ from probes.running import runner as runner_module
 from probes.running.answerers import create
 from probes.running.drawing_process import DrawingProcess
 from probes.running.image_cache import ImageCache
+from probes.running.image_parts import ImageParts
 from probes.running.runner import Runner, RunPlan
 from probes.running.store import Store
 from probes.stimuli.touching_circles import TwoCircles
@@ -369,10 +370,25 @@ def test_a_long_run_draws_in_the_child_and_sends_what_the_runners_threads_would(
     assert sorted(with_child[len(items) :]) == sorted(with_child[: len(items)])
 
 
-def test_a_sampled_run_draws_in_the_child_too(tmp_path, server):
-    # Sampling looks no answer up, yet its new images are still drawn by the child, ahead.
+@pytest.mark.parametrize("slow_store", [False, True], ids=["store-quick", "store-slow"])
+def test_a_sampled_run_draws_in_the_child_too(tmp_path, server, monkeypatch, slow_store):
+    # Sampling looks no answer up, yet its new images are still drawn by the child, ahead. The
+    # feeder queues a sampled chunk before it asks the store which images are new, so workers
+    # can start those items first: on a busy machine they drew some themselves (56 of 58 in CI);
+    # a slow store makes that race certain.
     benchmark, items = _circles(runner_module.DRAWING_PROCESS_MIN_ITEMS)
     config = GenerateConfig(max_tokens=16, temperature=0.7)
+    if slow_store:
+        image_hashes = Store.image_hashes
+
+        def slowly(self, refs):
+            time.sleep(0.3)
+            return image_hashes(self, refs)
+
+        monkeypatch.setattr(Store, "image_hashes", slowly)
+    drawn_here = []
+    first_sight = ImageParts._first_sight
+    monkeypatch.setattr(ImageParts, "_first_sight", lambda self, part: drawn_here.append(part) or first_sight(self, part))
     with Store(tmp_path / "results.sqlite") as store:
         runner = Runner(RunPlan(benchmark, items, [create("openai/first")], config=config, concurrency=8), store)
 
@@ -384,6 +400,7 @@ def test_a_sampled_run_draws_in_the_child_too(tmp_path, server):
         results = asyncio.run(go())
     distinct = {source.ref for item in items for source in item.images}
     assert runner.drawing.drawn == len(distinct)
+    assert drawn_here == []  # each drawn once, there
     assert all(result.status is Status.ANSWERED for result in results)
     expected = sorted(ImagePart(i.images[0].load, pixels=i.images[0].pixels).png_bytes for i in items)
     assert sorted(_sent(server)) == expected
