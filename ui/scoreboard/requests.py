@@ -88,6 +88,25 @@ def refused_as(answer: Callable[[str], Any]) -> Callable[[Callable[..., Any]], C
     return decorate
 
 
+def failed_as(answer: Callable[[str], Any]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """As `refused_as`, for a view that shows every failure in its place: a refused request, and
+    anything its own reading meets (`user_message` logs what is not the visitor's mistake)."""
+
+    def decorate(handler: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(handler)
+        def wrapped(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return handler(*args, **kwargs)
+            except Refused as refusal:
+                return answer(refusal.message)
+            except Exception as exc:  # noqa: BLE001 - shown where the view would be
+                return answer(user_message(exc))
+
+        return wrapped
+
+    return decorate
+
+
 def warned(skips: int) -> Callable[[str], Any]:
     """A warning toast, and every output left as it was."""
 

@@ -11,16 +11,16 @@ from typing import Any
 
 import gradio as gr
 
-from ui.common import escape, user_message
+from ui.common import escape
 from ui.scoreboard import charts
 from ui.scoreboard.compare import AXES, consistent, has_rotations, paired, pairs, rotation_heads
 from ui.scoreboard.curves import FIT_COLUMNS, MAGNITUDE_COLUMNS, curves
-from ui.scoreboard.data import ALL, Filters, Tally, facets, origins_for, selected, stored_tally
+from ui.scoreboard.data import ALL, Filters, Tally, facets, origins_for, selected
 from ui.scoreboard.items import agreement as agreement_counts
 from ui.scoreboard.items import agreement_defaults, latencies
 from ui.scoreboard.polarity import COLUMNS as POLARITY_COLUMNS
 from ui.scoreboard.polarity import polarity_view
-from ui.scoreboard.requests import check, chosen_benchmark, colours_of, opened, refused_as, wanted_origins, warned
+from ui.scoreboard.requests import chosen_benchmark, colours_of, failed_as, opened, refused_as, wanted_origins, warned
 from ui.scoreboard.style import empty, shown_if
 from ui.scoreboard.tables import agreement_table, empty_table, latency_table
 from ui.sessions import reading
@@ -74,6 +74,15 @@ def modes_opened(benchmark: str | None, models: Sequence[str] | None, mode: str 
 # --- psychometric curves ---------------------------------------------------------------------------
 
 
+def _no_curves(message: str, note: str | None = None) -> list[Any]:
+    """The Curves view with nothing to draw: why (`message` a failure, `note` what to choose)."""
+    said = note if note is not None else f"⚠ {escape(message)}"
+    return [empty("No curves." if note is None else message), said, empty_table(FIT_COLUMNS),
+            empty_table(MAGNITUDE_COLUMNS), "", empty("Perceive or recall: no illusion replies."),
+            empty_table(POLARITY_COLUMNS)]  # fmt: skip
+
+
+@failed_as(_no_curves)
 def psychometric(
     benchmark: str | None,
     param: str | None,
@@ -85,25 +94,19 @@ def psychometric(
 ) -> list[Any]:
     """Curves against a swept parameter of the benchmark, fits and (illusions) magnitudes, and
     (illusions) what each choice tracked where the inducers are flipped against the truth."""
-    empty_tables = [empty_table(FIT_COLUMNS), empty_table(MAGNITUDE_COLUMNS)]
-    no_polarity = ["", empty("Perceive or recall: no illusion replies."), empty_table(POLARITY_COLUMNS)]
-    try:
-        check([benchmark, param, mode, perturbation], [models])
-        origins = frozenset(origins_for(include_probes))
-        tally = stored_tally(request=request)
-        benchmark = chosen_benchmark(tally, origins, benchmark)
-        swept = facets(tally, benchmark, origins).swept
-        if not swept:
-            return [empty("No swept numeric parameter in this benchmark's results."),
-                    "Curves need a benchmark whose items sweep a number (illusion/* `difference`, "
-                    "blind/touching-circles `gap`, ...).", *empty_tables, *no_polarity]  # fmt: skip
-        param = param if param in swept else swept[0]
-        filters = Filters(benchmark, tuple(models or ()), mode or ALL, perturbation or ALL)
-        with reading(request) as stores:
-            shown = curves(stores, tally, filters, param, origins, colours_of(tally, origins))
-            tracked = polarity_view(stores, tally, filters, origins)
-    except Exception as exc:  # noqa: BLE001 - user_message logs what is not the visitor's mistake
-        return [empty("No curves."), f"⚠ {escape(user_message(exc))}", *empty_tables, *no_polarity]
+    tally = opened(request, [benchmark, param, mode, perturbation], [models])
+    origins = frozenset(origins_for(include_probes))
+    benchmark = chosen_benchmark(tally, origins, benchmark)
+    swept = facets(tally, benchmark, origins).swept
+    if not swept:
+        return _no_curves("No swept numeric parameter in this benchmark's results.",
+                          "Curves need a benchmark whose items sweep a number (illusion/* `difference`, "
+                          "blind/touching-circles `gap`, ...).")  # fmt: skip
+    param = param if param in swept else swept[0]
+    filters = Filters(benchmark, tuple(models or ()), mode or ALL, perturbation or ALL)
+    with reading(request) as stores:
+        shown = curves(stores, tally, filters, param, origins, colours_of(tally, origins))
+        tracked = polarity_view(stores, tally, filters, origins)
     return [shown.figure, shown.note, shown.fits, shown.magnitudes, tracked.note, tracked.figure, tracked.table]
 
 
@@ -126,6 +129,12 @@ def psychometric_if_shown(
 # --- compare -------------------------------------------------------------------------------------------
 
 
+def _no_comparison(message: str) -> list[Any]:
+    nothing = [shown_if(None, False), shown_if(None, False)]
+    return [f"⚠ {escape(message)}", *nothing, "", *nothing]
+
+
+@failed_as(_no_comparison)
 def compare(
     benchmark: str | None,
     axis: str | None,
@@ -139,29 +148,24 @@ def compare(
 ) -> list[Any]:
     """The paired table and chart of A against each B; consistency and position bias beside.
     A table or chart with nothing in it is hidden, its note saying what to choose or run."""
-    nothing = [shown_if(None, False), shown_if(None, False)]
-    try:
-        check([benchmark, axis, a, mode, perturbation], [b, models])
-        origins = frozenset(origins_for(include_probes))
-        tally = stored_tally(request=request)
-        axis = axis if axis in AXES else "models"
-        filters = Filters(
-            chosen_benchmark(tally, origins, benchmark), tuple(models or ()), mode or ALL, perturbation or ALL
-        )
-        colours = colours_of(tally, origins)
-        chosen = [v for v in [a, *(b or [])] if v]
-        result = paired(pairs(tally, filters, origins, axis, chosen), axis, a, list(b or []), colours)
-        if has_rotations(key[3] for key in selected(tally, filters, origins, ignore=("perturbation",))):
-            heads = rotation_heads(tally, filters, origins)
-            with reading(request) as stores:
-                both = consistent(stores, heads, filters.benchmark or "", origins, colours)
-            rotation = [both.note, shown_if(both.table), shown_if(both.figure)]
-        else:
-            rotation = ["No results under option rotations for this benchmark: evaluate it with the "
-                        "*rotate-options-all* perturbation (Evaluate tab) to see consistency and position bias.",
-                        *nothing]  # fmt: skip
-    except Exception as exc:  # noqa: BLE001 - user_message logs what is not the visitor's mistake
-        return [f"⚠ {escape(user_message(exc))}", *nothing, "", *nothing]
+    tally = opened(request, [benchmark, axis, a, mode, perturbation], [b, models])
+    origins = frozenset(origins_for(include_probes))
+    axis = axis if axis in AXES else "models"
+    filters = Filters(
+        chosen_benchmark(tally, origins, benchmark), tuple(models or ()), mode or ALL, perturbation or ALL
+    )
+    colours = colours_of(tally, origins)
+    chosen = [v for v in [a, *(b or [])] if v]
+    result = paired(pairs(tally, filters, origins, axis, chosen), axis, a, list(b or []), colours)
+    if has_rotations(key[3] for key in selected(tally, filters, origins, ignore=("perturbation",))):
+        heads = rotation_heads(tally, filters, origins)
+        with reading(request) as stores:
+            both = consistent(stores, heads, filters.benchmark or "", origins, colours)
+        rotation = [both.note, shown_if(both.table), shown_if(both.figure)]
+    else:
+        rotation = ["No results under option rotations for this benchmark: evaluate it with the "
+                    "*rotate-options-all* perturbation (Evaluate tab) to see consistency and position bias.",
+                    shown_if(None, False), shown_if(None, False)]  # fmt: skip
     return [result.note, shown_if(result.table), shown_if(result.figure), *rotation]
 
 
