@@ -14,6 +14,7 @@ from starlette.middleware import Middleware
 import models.hf_zerogpu  # noqa: F401
 from models.types import BackendError
 from probes.core.errors import ProbeError, UsageError
+from probes.running.heap import give_back_large_buffers
 from probes.running.settings import check as check_settings
 from ui.about import build_about
 from ui.about.my_results import FOLDER as MY_RESULTS
@@ -40,6 +41,7 @@ def build_demo() -> gr.Blocks:
     # Every variable the engine reads, the models file among them: one that does not parse stops
     # the app here, with what to write instead, not a visitor's request later.
     check_settings()
+    give_back_large_buffers()
     start_sweeper(
         [IMAGE_FILES, LAB_DIR, EXPORTS, GRID_EXPORTS, MINING_DIR, MY_RESULTS], also=[SESSIONS.sweep, sweep_links]
     )

@@ -39,6 +39,7 @@ from probes.core.types import LabelStyle, Mode
 from probes.files.export import fits_custom_folder, generated_set, write_generated
 from probes.files.set_spec import spec_of
 from probes.running import answerers
+from probes.running.heap import give_back_large_buffers
 from probes.running.importing import import_file
 from probes.running.store import Store, default_path
 
@@ -49,6 +50,7 @@ CUSTOM_HELP = (
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    give_back_large_buffers()
     parser = _parser()
     args = parser.parse_args(argv)
     try:
