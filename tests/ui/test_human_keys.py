@@ -6,6 +6,8 @@ stay text."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from playwright.sync_api import expect
 
@@ -67,6 +69,7 @@ def test_a_person_finishes_ten_items_by_keyboard_alone(serve, browser, tmp_path,
         # From here on, the keyboard only.
         page.keyboard.type("Ada")
         page.keyboard.press("Enter")
+        pressed = time.monotonic()
         for k, item in enumerate(items):
             expect(page.locator("#human-progress")).to_contain_text(f"Item {k + 1} of 10")
             expect(page.locator("#human-question")).to_contain_text(item.question.split("?")[0])
@@ -76,8 +79,10 @@ def test_a_person_finishes_ten_items_by_keyboard_alone(serve, browser, tmp_path,
                 expect(page.locator("#human-images img").first).to_be_visible()
                 expect(page.locator("#human-keys")).to_contain_text("Keys:")
                 screenshot(page, tmp_path, f"human-keys-item-{viewport['width']}")
-            if k == 1:  # ...and starts again for the next one
-                assert seconds_shown(page) < 1
+            if k == 1:  # ...and starts again for the next one: it shows no more than the time since
+                # the last key (the first item's clock had passed 1 s), whatever the machine's load
+                assert seconds_shown(page) <= time.monotonic() - pressed + 0.2
+            pressed = time.monotonic()
             page.keyboard.press(key_for(item, pattern[k], k % 3))
         right = sum(pattern)
         expect(page.locator("#human-summary")).to_contain_text(f"{right} of 10 right")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from concurrent.futures import ThreadPoolExecutor
 
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import expect
 
 from probes.analysis.scoring import aggregate
@@ -14,7 +15,7 @@ from probes.core.registry import get_benchmark
 from probes.core.selection import select_items
 from probes.running.runner import RunPlan, run
 from probes.running.store import Store
-from tests.ui.conftest import screenshot
+from tests.ui.conftest import WAIT_MS, screenshot
 
 TASK = "blind/touching-circles"
 
@@ -38,9 +39,28 @@ def start(page, name: str, count: int) -> None:
     page.click("#human-start")
 
 
+# The option clicked holds, or the answer was taken (the progress moved on).
+_TAKEN = """([value, before]) => {
+  const radio = document.querySelector(`#human-choice input[type=radio][value="${value}"]`);
+  return (radio !== null && radio.checked) || (document.querySelector("#human-progress")?.textContent ?? "") !== before;
+}"""
+
+
 def answer(page, text: str) -> None:
-    """Choosing an option is the answer: it is sent at once, no Submit button."""
-    page.locator("#human-choice").get_by_label(text, exact=True).check()
+    """Choosing an option is the answer: it is sent at once, no Submit button. On a loaded machine
+    a click that lands while the page re-draws the last answer's outputs can be lost (the option
+    never checked, nothing sent: a full run beside a CPU hog met it once); it is clicked again only
+    then, so an answer taken is never sent twice. Each wait is on the state itself."""
+    choice = page.locator("#human-choice").get_by_label(text, exact=True)
+    before = page.locator("#human-progress").inner_text()
+    for _ in range(3):
+        choice.click()
+        try:
+            page.wait_for_function(_TAKEN, arg=[text, before], timeout=WAIT_MS // 4)
+            return
+        except PlaywrightTimeout:
+            continue
+    page.wait_for_function(_TAKEN, arg=[text, before])
 
 
 def test_a_person_takes_two_items_blind_and_appears_beside_the_models(serve, page, tmp_path):
