@@ -70,37 +70,23 @@ def opened(request: Any, texts: Sequence[str | None] = (), lists: Sequence[Seque
         raise Refused(user_message(exc)) from None
 
 
-def refused_as(answer: Callable[[str], Any]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def refused_as(
+    answer: Callable[[str], Any], *, every_failure: bool = False
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """The handler's answer to a request `opened` refused: `answer(message)` (a warning and no
     change, or the message where the view shows it). Anything else the handler meets goes on as
-    before. The handler's signature is kept (Gradio reads it: the request parameter)."""
+    before, unless `every_failure`: a view that shows every failure in its place answers it too
+    (`user_message` logs what is not the visitor's mistake). The handler's signature is kept
+    (Gradio reads it: the request parameter)."""
+    caught = Exception if every_failure else Refused
 
     def decorate(handler: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(handler)
         def wrapped(*args: Any, **kwargs: Any) -> Any:
             try:
                 return handler(*args, **kwargs)
-            except Refused as refusal:
-                return answer(refusal.message)
-
-        return wrapped
-
-    return decorate
-
-
-def failed_as(answer: Callable[[str], Any]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """As `refused_as`, for a view that shows every failure in its place: a refused request, and
-    anything its own reading meets (`user_message` logs what is not the visitor's mistake)."""
-
-    def decorate(handler: Callable[..., Any]) -> Callable[..., Any]:
-        @functools.wraps(handler)
-        def wrapped(*args: Any, **kwargs: Any) -> Any:
-            try:
-                return handler(*args, **kwargs)
-            except Refused as refusal:
-                return answer(refusal.message)
-            except Exception as exc:  # noqa: BLE001 - shown where the view would be
-                return answer(user_message(exc))
+            except caught as exc:  # noqa: BLE001 - with every_failure, shown where the view would be
+                return answer(exc.message if isinstance(exc, Refused) else user_message(exc))
 
         return wrapped
 

@@ -20,7 +20,7 @@ from ui.scoreboard.items import agreement as agreement_counts
 from ui.scoreboard.items import agreement_defaults, latencies
 from ui.scoreboard.polarity import COLUMNS as POLARITY_COLUMNS
 from ui.scoreboard.polarity import polarity_view
-from ui.scoreboard.requests import chosen_benchmark, colours_of, failed_as, opened, refused_as, wanted_origins, warned
+from ui.scoreboard.requests import chosen_benchmark, colours_of, opened, refused_as, wanted_origins, warned
 from ui.scoreboard.style import empty, shown_if
 from ui.scoreboard.tables import agreement_table, empty_table, latency_table
 from ui.sessions import reading
@@ -82,7 +82,7 @@ def _no_curves(message: str, note: str | None = None) -> list[Any]:
             empty_table(POLARITY_COLUMNS)]  # fmt: skip
 
 
-@failed_as(_no_curves)
+@refused_as(_no_curves, every_failure=True)
 def psychometric(
     benchmark: str | None,
     param: str | None,
@@ -134,7 +134,7 @@ def _no_comparison(message: str) -> list[Any]:
     return [f"⚠ {escape(message)}", *nothing, "", *nothing]
 
 
-@failed_as(_no_comparison)
+@refused_as(_no_comparison, every_failure=True)
 def compare(
     benchmark: str | None,
     axis: str | None,
