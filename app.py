@@ -15,6 +15,7 @@ import models.hf_zerogpu  # noqa: F401
 from models.types import BackendError
 from probes.core.errors import ProbeError, UsageError
 from probes.running.heap import give_back_large_buffers
+from probes.running.limits import current as limits
 from probes.running.settings import check as check_settings
 from ui.about import build_about
 from ui.about.my_results import FOLDER as MY_RESULTS
@@ -30,6 +31,7 @@ from ui.probe import build_probe
 from ui.probe.export import EXPORTS as GRID_EXPORTS
 from ui.scoreboard import build_scoreboard
 from ui.scoreboard.data import EXPORTS
+from ui.session_bound import SessionBound
 from ui.sessions import SESSIONS, remember_visitor, sweep_links, visitor_state
 from ui.stimuli import LAB_DIR, build_stimuli
 
@@ -96,8 +98,11 @@ def launch_options() -> dict:
     """How the app is served, here and in the tests: uploads over 50 MB are refused by Gradio
     before any of our code reads them (probes/files/images.py applies the same limit to files it
     is given), and any other request's body past ui/body_bound.py's bound before it is parsed.
+    Gradio keeps at most `max_sessions` sessions' state, and in public mode one address opens at
+    most `new_sessions` of them in ten minutes (ui/session_bound.py, after the body's bound).
     A new dict each time: Gradio's launch writes into app_kwargs."""
-    return {"css": CSS, "max_file_size": "50mb", "app_kwargs": {"middleware": [Middleware(BodyBound)]}}
+    return {"css": CSS, "max_file_size": "50mb", "state_session_capacity": limits().max_sessions,
+            "app_kwargs": {"middleware": [Middleware(BodyBound), Middleware(SessionBound)]}}  # fmt: skip
 
 
 def server_port() -> int:

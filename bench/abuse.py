@@ -39,6 +39,7 @@ from bench.abuse_attacks_common import (
     MB,
     PAID,
     SERVER_KEY,
+    SESSIONS,
     VISITOR_KEY,
     Attack,
     Context,
@@ -269,17 +270,22 @@ def main() -> None:
             temp = args.folder or temp
             args.folder = temp
             env = {"OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": SERVER_KEY, "ANTHROPIC_BASE_URL": other_url,
-                   "ANTHROPIC_API_KEY": SERVER_KEY.replace("sk-", "sk-ant-"), **BUDGETS}  # fmt: skip
+                   "ANTHROPIC_API_KEY": SERVER_KEY.replace("sk-", "sk-ant-"), **BUDGETS, **SESSIONS}  # fmt: skip
             app = AppProcess(Path(temp) / "app", env).start()
             warm_up(app)
             try:
                 rows: list[Row] = []
                 idle_p95 = None
                 for index, attack in enumerate(attacks):
-                    if args.fresh and index:
+                    if (args.fresh and index) or attack.env:
+                        app.extra = {**env, **(attack.env or {})}
                         app.restart()
                         warm_up(app)
                     row = measure(app, attack, args, seed_base=1000 * (index + 1), idle_p95=idle_p95, requests=requests)
+                    if attack.env:
+                        app.extra = dict(env)
+                        app.restart()
+                        warm_up(app)
                     idle_p95 = idle_p95 or row.p95
                     rows.append(row)
                     print(f"... {attack.name}: {row.refused}, peak {row.peak / MB:,.0f} MB, p95 {row.p95:.2f} s",

@@ -15,7 +15,7 @@ family's calls are in a module of its own beside this one:
 
 from __future__ import annotations
 
-from bench.abuse_attacks_class import forged_tokens, new_sessions, poll_flood
+from bench.abuse_attacks_class import FRESH_SESSIONS_ENV, forged_tokens, new_sessions, poll_flood
 from bench.abuse_attacks_common import SERVER_KEY, VISITOR_KEY, Attack, Outcome
 from bench.abuse_attacks_decode import decode_bomb
 from bench.abuse_attacks_forms import (
@@ -139,6 +139,6 @@ ATTACKS += [
            shown="class: forged tokens (9 kinds, any JSON type) x 6 endpoints, with and without a class"),
     Attack("class-poll-flood", poll_flood, repeat=False,
            shown="class: 20 students x 100 polls of class_item as fast as they can (picture each time)"),
-    Attack("class-fresh-sessions", new_sessions, repeat=False, timeout=300,
-           shown="class: 1,000 calls (forged token), each under a session never seen"),
+    Attack("class-fresh-sessions", new_sessions, repeat=False, timeout=300, env=FRESH_SESSIONS_ENV,
+           shown="1,000 calls (a class's forged token) from one address, each under a session never seen"),
 ]  # fmt: skip

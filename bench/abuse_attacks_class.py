@@ -41,16 +41,20 @@ _pool: httpx.Client | None = None
 _pool_lock = threading.Lock()
 
 
-def post(url: str, name: str, data: list, session: str = "") -> tuple[dict, int]:
-    """One direct call, as a phone's page makes it: (its reply, the reply's bytes)."""
+def post(url: str, name: str, data: list, session: str = "", address: str = "") -> tuple[dict, int]:
+    """One direct call, as a phone's page makes it: (its reply, the reply's bytes). `address`: the
+    one a trusted proxy would append to X-Forwarded-For (the app trusting one)."""
     global _pool
     with _pool_lock:
         if _pool is None:
             _pool = httpx.Client(limits=httpx.Limits(max_connections=64), timeout=120)
     body = json.dumps({"data": data, "session_hash": session or secrets.token_hex(8)})
-    response = _pool.post(f"{url}/gradio_api/run/{name}", content=body, headers={"Content-Type": "application/json"})
+    headers = {"Content-Type": "application/json", **({"X-Forwarded-For": address} if address else {})}
+    response = _pool.post(f"{url}/gradio_api/run/{name}", content=body, headers=headers)
     if response.status_code == 413:  # refused at the door (ui/body_bound.py), never read
         return {"error": "413: the request's body is past the bound"}, len(response.content)
+    if response.status_code == 429:  # refused at the door (ui/session_bound.py): a new session too many
+        return {"error": "429: " + response.json()["error"]}, len(response.content)
     response.raise_for_status()
     return response.json()["data"][0], len(response.content)
 
@@ -156,15 +160,24 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+# The fresh-sessions attack comes from an address of its own (the app trusting one proxy, as on a
+# Space), so the other visitor measured meanwhile (127.0.0.1) is not the attacker.
+ATTACKER = "203.0.113.66"
+FRESH_SESSIONS_ENV = {"PROBE_TRUSTED_PROXIES": "1", "PROBE_NEW_SESSIONS": ""}  # "": the Space's bound
+
+
 def new_sessions(ctx: Context) -> Outcome:
     """1,000 calls of class_status (a forged token: refused at once), each under a session the
-    app has never seen: what each new session costs the app, and what it keeps."""
+    app has never seen, from one address: how many the app lets in, what each costs it, and what
+    it keeps."""
     assert ctx.app is not None
     rss, cpu, started = ctx.app.rss(), _cpu_seconds(ctx.app.pid), time.perf_counter()
-    replies = [post(ctx.url, "class_status", [secrets.token_urlsafe(18)])[0] for _ in range(FRESH_SESSIONS)]
+    replies = [post(ctx.url, "class_status", [secrets.token_urlsafe(18)], address=ATTACKER)[0]
+               for _ in range(FRESH_SESSIONS)]  # fmt: skip
     took, used = time.perf_counter() - started, _cpu_seconds(ctx.app.pid) - cpu
     kept = ctx.app.rss() - rss
-    refused = [reply["error"] for reply in replies if "error" in reply]
-    note = (f"{len(refused)} of {FRESH_SESSIONS:,} refused in {took:.0f} s; app CPU {1000 * used / FRESH_SESSIONS:.0f} ms "
-            f"a call; RSS +{kept / 2**20:,.0f} MB kept after ({kept / FRESH_SESSIONS / 1024:,.0f} KB a session)")  # fmt: skip
-    return Outcome(refused[0] if len(refused) == FRESH_SESSIONS else "", note=note)
+    at_door = [reply["error"] for reply in replies if reply.get("error", "").startswith("429")]
+    admitted = FRESH_SESSIONS - len(at_door)
+    note = (f"{admitted:,} of {FRESH_SESSIONS:,} let in, {len(at_door):,} refused at the door, in {took:.0f} s; app CPU "
+            f"{1000 * used / FRESH_SESSIONS:.0f} ms a call; RSS +{kept / 2**20:,.0f} MB kept after")  # fmt: skip
+    return Outcome(at_door[0] if at_door else "", note=note)

@@ -18,6 +18,10 @@ GOAL_RATIO = 3.0
 SERVER_KEY = "sk-abuse-bench-server-key-0123456789"
 VISITOR_KEY = "sk-abuse-bench-visitor-key-ABCDEFGH"
 BUDGETS = {"PROBE_SESSION_BUDGET": "5", "PROBE_CLIENT_BUDGET": "12", "PROBE_GLOBAL_BUDGET": "40"}
+# Every attack and the other visitor come from 127.0.0.1, which a Space's bound on new sessions per
+# address (240 in ten minutes) would soon close to all of them: the bench raises it, and the attack
+# on new sessions measures the Space's own bound from an address of its own (Attack.env).
+SESSIONS = {"PROBE_NEW_SESSIONS": "1000000"}
 PAID = ["openai/gpt-4o", "openai/gpt-4o-mini", "openai/gpt-4.1", "anthropic/claude-haiku-4-5"]
 ATTEMPT_TIMEOUT = 90.0  # --attempt-timeout by default: seconds an attempt may take before the app is restarted
 
@@ -54,6 +58,7 @@ class Attack:
     repeat: bool = True  # attempts again while the other visitor is measured
     shown: str = ""  # what the table calls it, if not the name
     timeout: float | None = None  # seconds an attempt may take before the app is restarted (--attempt-timeout)
+    env: dict[str, str] | None = None  # the app restarted with these set for this attack (and back after)
 
 
 def evaluate(ctx: Context, **form) -> Outcome:

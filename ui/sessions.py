@@ -25,6 +25,7 @@ import gradio as gr
 
 from probes.core.errors import LimitExceeded
 from probes.running.budget import Budget
+from probes.running.limits import client_address
 from probes.running.limits import current as limits
 from probes.running.link_store import LinkStore
 from probes.running.store import Store, default_path
@@ -98,16 +99,6 @@ def remember_visitor(held: str, request: gr.Request) -> str:
     """On page load: this page is the visitor its browser says it is (a new one on a first visit)."""
     page = getattr(request, "session_hash", None) or "anonymous"
     return VISITORS.remember(page, held)
-
-
-def client_address(forwarded: str, peer: str, trusted_proxies: int) -> str:
-    """The address of the client: the one the outermost trusted proxy saw and appended to
-    X-Forwarded-For. Entries further left are the client's own words (anyone can send the
-    header), so they are never taken: a client cannot name a new address for a fresh budget."""
-    if trusted_proxies <= 0:
-        return peer
-    entries = [entry.strip() for entry in forwarded.split(",") if entry.strip()]
-    return entries[-trusted_proxies] if len(entries) >= trusted_proxies else peer
 
 
 @functools.cache

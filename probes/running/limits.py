@@ -13,6 +13,12 @@ does not parse stops the app at start (`Limits.from_environment` raises).
 Who a client is: `PROBE_TRUSTED_PROXIES` proxies in front of the app append the address they saw
 to X-Forwarded-For (1 on a Space, else 0); the entry that many places from the right is the
 client's. Entries to its left were written by the client and are never believed.
+
+Sessions (what Gradio keeps per browser tab or API client: every component's state, about 0.7 MB
+and 40 ms of CPU for each new one): `PROBE_MAX_SESSIONS` at most kept (the least recently used
+forgotten first; 500 on a public Space, Gradio's 10,000 locally) and `PROBE_NEW_SESSIONS` new ones
+per client address in ten minutes (240 on a public Space, unbounded locally): a script making up
+session ids can neither fill the memory nor push the Space's visitors out quickly.
 """
 
 from __future__ import annotations
@@ -38,6 +44,13 @@ DEFAULT_BUDGETS = {"PROBE_SESSION_BUDGET": 40, "PROBE_CLIENT_BUDGET": 80, "PROBE
 # Proxies in front of the app that append to X-Forwarded-For: a Space has 1; a chain longer than
 # this is a typo (and would make every client's address the socket peer's).
 MAX_PROXIES = 16
+# Sessions on a public Space: 500 kept hold at most ~350 MB of Gradio's per-session state, and
+# stay well above the visitors a Space serves at once (a class of sixty, a demo's passers-by); one
+# address opens at most 240 in ten minutes: a class of sixty behind one router, each phone loaded
+# a few times, fits; a script needs 20 minutes to push a visitor out of the 500, idle meanwhile.
+PUBLIC_SESSIONS, PUBLIC_NEW_SESSIONS = 500, 240
+GRADIO_SESSIONS = 10_000  # Gradio's own default capacity
+NEW_SESSION_WINDOW = 600.0  # seconds in which an address's new sessions are counted
 
 
 @dataclass(frozen=True)
@@ -60,6 +73,8 @@ class Limits:
     hf_models: tuple[str, ...] = ()  # in public mode, the only local models a visitor may ask
     allowed_models: tuple[str, ...] = ()  # in public mode, model ids on the server's keys beyond the catalogue
     trusted_proxies: int = 0  # proxies in front of the app that append to X-Forwarded-For
+    max_sessions: int = GRADIO_SESSIONS  # sessions Gradio keeps (state_session_capacity)
+    new_sessions: int | None = None  # new sessions one address may open in NEW_SESSION_WINDOW
 
     @classmethod
     def from_environment(cls, environ: dict[str, str] | None = None) -> Limits:
@@ -92,7 +107,11 @@ class Limits:
                 high=MAX_PROXIES,
                 example=1,
             ),
-        )
+            max_sessions=_whole(env, "PROBE_MAX_SESSIONS", default=PUBLIC_SESSIONS if public else GRADIO_SESSIONS,
+                                what="sessions", low=10, high=1_000_000, example=PUBLIC_SESSIONS),
+            new_sessions=_whole(env, "PROBE_NEW_SESSIONS", default=PUBLIC_NEW_SESSIONS if public else None,
+                                what="sessions", low=1, example=PUBLIC_NEW_SESSIONS),
+        )  # fmt: skip
 
     # --- checks: each raises a clear LimitExceeded before any work is done -------------------
 
@@ -266,6 +285,16 @@ def _budget(env, name: str, public: bool) -> int | None:
 
 
 _current: Limits | None = None
+
+
+def client_address(forwarded: str, peer: str, trusted_proxies: int) -> str:
+    """The address of the client: the one the outermost trusted proxy saw and appended to
+    X-Forwarded-For. Entries further left are the client's own words (anyone can send the
+    header), so they are never taken: a client cannot name a new address for a fresh budget."""
+    if trusted_proxies <= 0:
+        return peer
+    entries = [entry.strip() for entry in forwarded.split(",") if entry.strip()]
+    return entries[-trusted_proxies] if len(entries) >= trusted_proxies else peer
 
 
 def current() -> Limits:

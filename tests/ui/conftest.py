@@ -75,7 +75,8 @@ def serve(tmp_path, monkeypatch):
         for name, value in env.items():
             monkeypatch.setenv(name, value)
         monkeypatch.setenv("PROBE_HOME", str(tmp_path / "home"))
-        for name in ("SPACE_ID", "PROBE_PUBLIC", "PROBE_SESSION_BUDGET", "PROBE_CLIENT_BUDGET", "PROBE_GLOBAL_BUDGET"):
+        for name in ("SPACE_ID", "PROBE_PUBLIC", "PROBE_SESSION_BUDGET", "PROBE_CLIENT_BUDGET", "PROBE_GLOBAL_BUDGET",
+                     "PROBE_MAX_SESSIONS", "PROBE_NEW_SESSIONS"):  # fmt: skip
             if name not in env:
                 monkeypatch.delenv(name, raising=False)
         reset_caches()
@@ -93,6 +94,7 @@ def serve(tmp_path, monkeypatch):
         launched.append(demo)
         return f"http://127.0.0.1:{port}"
 
+    start.launched = launched  # the apps served, for a test that looks inside one
     yield start
     for demo in launched:
         demo.close(verbose=False)

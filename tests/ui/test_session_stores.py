@@ -226,7 +226,8 @@ def test_300_sessions_opened_during_an_evaluation_leave_it_whole(serve, tmp_path
             OPENAI_BASE_URL=server.base_url,
             OPENAI_API_KEY="sk-server-public",
             PROBE_SESSION_BUDGET="1000",
-        )  # the default budget of a public Space is not what is tested
+            PROBE_NEW_SESSIONS="1000",
+        )  # the default budget of a public Space, and its bound on new sessions, are not what is tested
         # The run's own time bound (two minutes in public mode) is not what is tested here: on a
         # loaded machine opening 300 sessions may take longer.
         limits._current = dataclasses.replace(limits.current(), deadline=3600.0)

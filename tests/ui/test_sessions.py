@@ -48,7 +48,7 @@ def test_a_sessions_runs_keep_few_encoded_images(tmp_path):
 
 
 def test_the_client_address_is_the_one_the_trusted_proxy_saw():
-    from ui.sessions import client_address
+    from probes.running.limits import client_address
 
     assert client_address("10.0.0.1, 203.0.113.7", "172.16.0.2", trusted_proxies=1) == "203.0.113.7"
     assert client_address("10.0.0.1, 203.0.113.7, 198.51.100.9", "172.16.0.2", trusted_proxies=2) == "203.0.113.7"

@@ -6,7 +6,7 @@ import gradio as gr
 
 from probes.baselines.pixels import ANSWERED as PIXELS_ANSWER
 from probes.classroom import ClassBounds
-from probes.running.limits import Limits
+from probes.running.limits import NEW_SESSION_WINDOW, Limits
 from probes.running.limits import current as limits
 from probes.stimuli.illusions import FAMILIES
 from ui.about import my_results
@@ -97,6 +97,9 @@ def mode_text(bounds: Limits) -> str:
         ("Time one request may work", f"{bounds.deadline:g} s"),
         ("Requests on the server's keys", ("; ".join(budgets) if budgets else "no budget set")
          + (" (the defaults: the operator set no budget)" if bounds.default_budgets else "")),
+        ("Sessions (pages and API clients) kept at once", f"{bounds.max_sessions:,}, the least recently used "
+         "forgotten first" + (f"; {bounds.new_sessions:,} new ones per address in {NEW_SESSION_WINDOW / 60:g} minutes"
+                              if bounds.new_sessions is not None else "")),
     ]  # fmt: skip
     table = "\n".join(["| bound | here |", "| --- | --- |", *(f"| {name} | {value} |" for name, value in rows)])
     return f"{head}\n\n{table}\n"
