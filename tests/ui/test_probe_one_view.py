@@ -198,3 +198,49 @@ def test_an_item_alone_has_an_address_and_models_without_conditions_do_not():
         decode(encode(spec, ["baseline/chance"], []))
     with pytest.raises(UsageError):
         decode(encode(spec, [], ["as asked"]))
+
+
+# Latches whether the PNG button was ever drawn visible from now on.
+WATCH_PNG = """() => {
+  window.__pngShown = false;
+  const check = () => { const b = document.querySelector('#probe-png');
+    if (b && b.offsetParent !== null) { window.__pngShown = true; } };
+  new MutationObserver(check).observe(document.body, {subtree: true, childList: true, attributes: true});
+  check();
+}"""
+
+
+def test_downloads_made_while_another_item_comes_on_stage_do_not_stay(serve, page, monkeypatch):
+    """The grid's downloads of the last item, still being made when another item comes on stage
+    (a presenter moving on at once, or a busy machine: a full run beside a CPU hog met it), are
+    taken away again once they arrive: never left beside the new item."""
+    import threading
+
+    from ui.probe import export
+
+    release, made = threading.Event(), threading.Event()
+    real = export.write
+
+    def held_write(probed):
+        release.wait(WAIT_MS / 1000)  # made only once the next item is on stage
+        try:
+            return real(probed)
+        finally:
+            made.set()
+
+    monkeypatch.setattr(export, "write", held_write)
+    page.set_viewport_size(SCREENS["1400x900"])
+    page.goto(serve())
+    expect(page.locator("#probe-item-text")).to_contain_text("Are the two circles touching")
+    _ask(page)
+    chosen = next(i for i, e in enumerate(examples.EXAMPLES) if e.title.startswith("Mueller-Lyer"))
+    page.locator("#probe-examples img").nth(chosen).click()
+    expect(page.locator("#probe-item-text")).to_contain_text("longer")
+    _no_answers_left(page)
+    page.wait_for_function("() => new URL(location.href).searchParams.has('probe')")  # the new item's chain ran
+    page.evaluate(WATCH_PNG)
+    release.set()
+    assert made.wait(WAIT_MS / 1000), "the held export never ran"
+    page.wait_for_function("() => window.__pngShown")  # the last item's downloads did arrive ...
+    expect(page.locator("#probe-png")).to_be_hidden()  # ... and were taken away
+    _no_answers_left(page)

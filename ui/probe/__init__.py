@@ -131,10 +131,14 @@ def build_probe() -> dict[str, Any]:
     )
     # `success`, not `then`: a probe stopped by another item leaves the new item's address and
     # downloads alone.
+    # Each is checked again once done: another item may have come on stage while it worked (a
+    # running event is not cancelled), and what it then showed belongs to the last item.
     asking.success(None, query, link, js=stage_js.SET_ADDRESS).success(
         _share_box, query, link, api_visibility="private"
+    ).then(_share_box, query, link, api_visibility="private")  # fmt: skip
+    asking.success(export_files, [probed, spec], downloads, api_visibility="private").then(
+        _still_on_stage, [probed, spec], downloads, api_visibility="private"
     )  # fmt: skip
-    asking.success(export_files, [probed, spec], downloads, api_visibility="private")
 
     def new_item(trigger: Any, handler: Any, inputs: list, outputs: list, **options: Any) -> Any:
         """Another item on the stage: the last one's answers go at once (in the browser), a
@@ -171,8 +175,12 @@ def after_load(query: gr.Textbox, link: gr.Textbox, probed: gr.State, spec: gr.S
     def chain(event: Any) -> None:
         shown = event.then(None, query, link, js="(q) => { if (q) { window.probeStage?.reveal_soon(); } "
                            "return q ? location.href : ''; }")  # fmt: skip
-        shown.then(_share_box, query, link, api_visibility="private")
-        event.then(export_files, [probed, spec], downloads, api_visibility="private")
+        shown.then(_share_box, query, link, api_visibility="private").then(
+            _share_box, query, link, api_visibility="private"
+        )  # fmt: skip
+        event.then(export_files, [probed, spec], downloads, api_visibility="private").then(
+            _still_on_stage, [probed, spec], downloads, api_visibility="private"
+        )  # fmt: skip
 
     return chain
 
@@ -206,6 +214,15 @@ def export_files(probed: Probed | None, spec: item_choice.ItemSpec | None) -> li
         user_message(exc)  # logged
         return [hidden, hidden]
     return [gr.update(value=str(png), visible=True), gr.update(value=str(csv), visible=True)]
+
+
+def _still_on_stage(probed: Probed | None, spec: item_choice.ItemSpec | None) -> list[Any]:
+    """After the downloads were made: hidden again if another item came on stage while they were
+    being made (its `fresh_item` hid them before they arrived), else left as they are."""
+    if probed is not None and probed.spec == spec:
+        return [gr.skip(), gr.skip()]
+    hidden = gr.update(value=None, visible=False)
+    return [hidden, hidden]
 
 
 # --- the stage --------------------------------------------------------------------------------
