@@ -34,6 +34,11 @@ from probes.core.errors import ProbeError
 from probes.core.types import Result, Status
 
 AXES = ("model", "mode", "perturbation")
+# What pairing reads of one result, in this order: a Result's fields, or a store's columns.
+VERDICT_COLUMNS = ("benchmark", "item_id", "model", "mode", "perturbation", "status", "correct")
+Verdict = tuple[str, str, str, str, str, str, Any]  # correct: a bool, 0/1 as stored, or None (ungraded)
+AT = {name: index for index, name in enumerate(VERDICT_COLUMNS)}
+ERROR, ANSWERED = Status.ERROR.value, Status.ANSWERED.value
 OVERALL = "overall"  # the `benchmark` of the row pooling every benchmark's pairs
 BOOTSTRAP_RESAMPLES = 10_000
 BOOTSTRAP_SEED = 20_240_917
@@ -139,6 +144,11 @@ def bootstrap_diff_interval(
 # --- pairing -------------------------------------------------------------------------------
 
 
+def verdict_of(result: Result) -> Verdict:
+    return (result.benchmark, result.item_id, result.model, result.mode, result.perturbation, result.status.value,
+            result.correct)  # fmt: skip
+
+
 def values_of(results: Iterable[Result], axis: str) -> list[str]:
     """The distinct values of one axis in these results, sorted (to build comparisons from)."""
     _check_axis(axis)
@@ -154,12 +164,13 @@ def all_pairs(
 
 def detect_axis(results: Iterable[Result], a: str, b: str) -> str:
     """The one axis on which both A and B occur in these results; CompareError if none or several."""
+    return _detect_axis([verdict_of(r) for r in results], a, b)
+
+
+def _detect_axis(verdicts: Sequence[Verdict], a: str, b: str) -> str:
     if a == b:
         raise CompareError(f"compare two different conditions; both are {a!r}")
-    seen = {axis: set() for axis in AXES}
-    for result in results:
-        for axis in AXES:
-            seen[axis].add(getattr(result, axis))
+    seen = {axis: {v[AT[axis]] for v in verdicts} for axis in AXES}
     both = [axis for axis in AXES if a in seen[axis] and b in seen[axis]]
     if len(both) == 1:
         return both[0]
@@ -205,10 +216,20 @@ def compare_many(
     user sees nothing was paired); such a row tests nothing, keeps p = 1 and is not counted in
     Holm's family.
     """
-    results = list(results)
+    return compare_verdicts([verdict_of(r) for r in results], comparisons, resamples, seed)
+
+
+def compare_verdicts(
+    verdicts: Sequence[Verdict],
+    comparisons: Sequence[Comparison],
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+) -> list[PairedRow]:
+    """`compare_many` on what pairing reads of each result (VERDICT_COLUMNS, as a store's `rows`
+    gives them from its index): a million results need no Result made."""
     rows: list[PairedRow] = []
     for comparison in comparisons:
-        rows += _rows(results, comparison, resamples, seed)
+        rows += _rows(verdicts, comparison, resamples, seed)
     family = [i for i, row in enumerate(rows) if row.n_shared > 0]
     adjusted = holm([rows[i].p_value for i in family])
     holm_of = dict(zip(family, adjusted, strict=True))
@@ -220,7 +241,7 @@ def _check_axis(axis: str) -> None:
         raise CompareError(f"unknown axis {axis!r}: one of {', '.join(AXES)}")
 
 
-def _rows(results: list[Result], comparison: Comparison, resamples: int, seed: int) -> list[PairedRow]:
+def _rows(verdicts: Sequence[Verdict], comparison: Comparison, resamples: int, seed: int) -> list[PairedRow]:
     a, b = comparison.a, comparison.b
     for name in comparison.where:
         _check_axis(name)
@@ -229,39 +250,42 @@ def _rows(results: list[Result], comparison: Comparison, resamples: int, seed: i
             f"cannot compare along {comparison.axis} while also fixing {comparison.axis}="
             f"{comparison.where[comparison.axis]!r}"
         )
-    chosen = [r for r in results if all(getattr(r, k) == v for k, v in comparison.where.items())]
+    fixed = [(AT[name], value) for name, value in comparison.where.items()]
+    chosen = [v for v in verdicts if all(v[at] == value for at, value in fixed)] if fixed else verdicts
     if comparison.axis is None:
-        axis = detect_axis(chosen, a, b)
+        axis = _detect_axis(chosen, a, b)
     else:
         _check_axis(comparison.axis)
         if a == b:
             raise CompareError(f"compare two different conditions; both are {a!r}")
         axis = comparison.axis
-        present = {getattr(r, axis) for r in chosen}
+        present = {v[AT[axis]] for v in chosen}
         missing = [name for name in (a, b) if name not in present]
         if missing:
             raise CompareError(
                 f"no results with {axis} {' or '.join(map(repr, missing))}; known: {', '.join(sorted(present)) or '(none)'}"
             )
-    others = [other for other in AXES if other != axis]
+    side_at = AT[axis]
+    first, second = (AT[other] for other in AXES if other != axis)
 
-    verdicts: dict[str, dict[str, dict[tuple[str, ...], bool]]] = defaultdict(lambda: {a: {}, b: {}})
-    for result in chosen:
-        side = getattr(result, axis)
-        if side not in (a, b):
+    by_benchmark: dict[str, dict[str, dict[tuple[str, ...], bool]]] = defaultdict(lambda: {a: {}, b: {}})
+    for v in chosen:
+        side = v[side_at]
+        if side != a and side != b:
             continue
-        per_side = verdicts[result.benchmark][side]  # the benchmark shows up even with nothing usable
-        if result.status is Status.ERROR or result.correct is None:
+        benchmark, item_id, status, correct = v[0], v[1], v[5], v[6]
+        per_side = by_benchmark[benchmark][side]  # the benchmark shows up even with nothing usable
+        if status == ERROR or correct is None:
             continue
-        key = (result.item_id, *(getattr(result, other) for other in others))
+        key = (item_id, v[first], v[second])
         if key in per_side:
-            raise CompareError(f"two results for {result.benchmark} item {result.item_id} under {side!r}: {key}")
-        per_side[key] = bool(result.correct) and result.status is Status.ANSWERED
+            raise CompareError(f"two results for {benchmark} item {item_id} under {side!r}: {key}")
+        per_side[key] = bool(correct) and status == ANSWERED
 
     pooled: list[tuple[bool, bool]] = []
     rows = []
-    for benchmark in sorted(verdicts):
-        side_a, side_b = verdicts[benchmark][a], verdicts[benchmark][b]
+    for benchmark in sorted(by_benchmark):
+        side_a, side_b = by_benchmark[benchmark][a], by_benchmark[benchmark][b]
         pairs = [(side_a[key], side_b[key]) for key in side_a.keys() & side_b.keys()]
         pooled += pairs
         rows.append(_row(benchmark, comparison, pairs, resamples, seed))

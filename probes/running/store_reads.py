@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from probes.analysis.scoring import Counts
-from probes.core.types import ItemRef, Origin, Result, Status
+from probes.core.types import ItemRef, Result, Status
 from probes.running import cells
 from probes.running.cells import EVERYTHING, Key, Where
 
@@ -64,37 +64,6 @@ class StoreReads:
                 values,
             ).fetchall()
         return [_result(row) for row in rows]
-
-    def scored(self, where: Where = EVERYTHING) -> list[Result]:
-        """The results that pass `where` with only what scoreboards count (no replies, answers, or
-        item references beyond their origin): a fraction of the decoding work of `results()`."""
-        clause, values = where.sql()
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT benchmark, item_id, model, mode, perturbation, status, correct, score, latency, groups, origin,"
-                f" ungraded FROM results WHERE {clause}",  # no ORDER BY: counting does not care
-                values,
-            ).fetchall()
-        groups: dict[str, dict[str, str]] = {}  # results share a few distinct group sets: decode each once
-        statuses = {status.value: status for status in Status}
-        origins = {origin.value: origin for origin in Origin}
-        return [
-            Result(
-                benchmark,
-                item_id,
-                model,
-                mode,
-                perturbation,
-                statuses[status],
-                correct=None if correct is None else bool(correct),
-                score=score,
-                latency=latency,
-                groups=groups[raw] if raw in groups else groups.setdefault(raw, json.loads(raw)),
-                item_ref=ItemRef(benchmark, item_id, origins[origin]),
-                ungraded=ungraded,
-            )  # fmt: skip
-            for benchmark, item_id, model, mode, perturbation, status, correct, score, latency, raw, origin, ungraded in rows
-        ]
 
     def rows(self, columns: Sequence[str], where: Where, graded: bool = False, timed: bool = False) -> list[tuple]:
         """These columns of the results that pass `where`, of replies graded right or wrong only

@@ -21,8 +21,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from probes.analysis.consistency import consistency, position_bias, rotation_of
-from probes.analysis.paired import CompareError, Comparison, compare_many
-from probes.core.types import Result
+from probes.analysis.paired import CompareError, Comparison, Verdict, compare_verdicts
 from probes.running.store import Store
 from ui.scoreboard.curves import detailed
 from ui.scoreboard.data import Filters, Tally, mode_order, selected
@@ -73,8 +72,8 @@ def defaults(tally: Tally, filters: Filters, origins: Iterable[str], axis: str,
     return a, [b]
 
 
-def pairs(tally: Tally, filters: Filters, origins: Iterable[str], axis: str, chosen: Sequence[str]) -> list[Result]:
-    """The results of the values compared (A and the Bs) that the other filters pass."""
+def pairs(tally: Tally, filters: Filters, origins: Iterable[str], axis: str, chosen: Sequence[str]) -> list[Verdict]:
+    """What pairing reads of the results of the values compared (A and the Bs) that the other filters pass."""
     where = filters.where(origins, ignore=(IGNORED[axis],))  # the Where field is named as the axis
     return compared(tally, replace(where, **{axis: tuple(dict.fromkeys(v for v in chosen if v))}))
 
@@ -83,14 +82,14 @@ def _p(value: float) -> str:
     return "<0.0001" if value < 0.0001 else f"{value:.4f}"
 
 
-def paired(selected: Sequence[Result], axis: str, a: str | None, bs: Sequence[str], colours: Colours) -> Paired:
+def paired(selected: Sequence[Verdict], axis: str, a: str | None, bs: Sequence[str], colours: Colours) -> Paired:
     """The paired table and its chart for A against each B, on `selected` (one benchmark)."""
     bs = [b for b in dict.fromkeys(bs) if b and b != a][:MAX_B]
     if not a or not bs:
         return Paired("Choose A and at least one B to compare.", pd.DataFrame([], columns=PAIRED_COLUMNS),
                       empty("Choose A and B."))  # fmt: skip
     try:
-        rows = compare_many(selected, [Comparison(a, b, AXES[axis]) for b in bs])
+        rows = compare_verdicts(selected, [Comparison(a, b, AXES[axis]) for b in bs])
     except CompareError as exc:
         return Paired(label(str(exc)), pd.DataFrame([], columns=PAIRED_COLUMNS), empty("Nothing to compare."))
     records = [

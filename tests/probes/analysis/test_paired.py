@@ -244,3 +244,40 @@ def test_all_pairs_lists_each_pair_once():
 def test_the_statistics_need_no_scipy_at_run_time():
     code = "import sys, probes.analysis.paired, probes.analysis.consistency; print('scipy' in sys.modules)"
     assert run_python(code).strip() == "False"
+
+
+def test_the_same_tables_from_a_stores_index_as_from_results(tmp_path):
+    """The Scoreboard pairs what a store's index gives (VERDICT_COLUMNS, no Result made): every
+    table, with errors, refusals, unparsed and ungraded replies among them, and along every axis,
+    is the one the Results give."""
+    from probes.analysis.paired import VERDICT_COLUMNS, compare_verdicts
+    from probes.running.cells import EVERYTHING
+    from probes.running.store import Store
+
+    rng = random.Random(11)
+    results = []
+    for benchmark, item, model, mode, perturbation in itertools.product(
+        ("b1", "b2"), range(60), ("m1", "m2", "m3"), ("0-shot", "4-shot"), ("none", "flip-vertical")
+    ):
+        status = rng.choice([Status.ANSWERED] * 6 + [Status.UNPARSED, Status.REFUSED, Status.ERROR])
+        correct = None if status is Status.ERROR or rng.random() < 0.05 else (
+            status is Status.ANSWERED and rng.random() < 0.6)  # fmt: skip
+        if rng.random() < 0.1:  # some items never asked under some conditions
+            continue
+        results.append(Result(benchmark, f"i{item}", model, mode, perturbation, status, correct=correct))
+    with Store(tmp_path / "results.sqlite") as store:
+        store.record_many([(result, None, "") for result in results])
+        verdicts = store.rows(VERDICT_COLUMNS, EVERYTHING)
+        stored = store.results()
+    assert len(verdicts) == len(stored) == len(results)
+    tables = [
+        all_pairs(["m1", "m2", "m3"], "model"),
+        [Comparison("0-shot", "4-shot", "mode"), Comparison("4-shot", "0-shot", None, {"model": "m2"})],
+        [Comparison("none", "flip-vertical", "perturbation", {"model": m}) for m in ("m1", "m3")],
+    ]
+    for comparisons in tables:
+        from_index = compare_verdicts(verdicts, comparisons)
+        assert from_index == compare_many(stored, comparisons) == compare_many(results, comparisons)
+        assert any(row.n_shared > 0 and row.a_only and row.b_only for row in from_index)
+    with pytest.raises(CompareError, match="no results with model 'm9'"):
+        compare_verdicts(verdicts, [Comparison("m1", "m9", "model")])
