@@ -13,6 +13,7 @@ import asyncio
 import dataclasses
 import json
 import secrets
+from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
@@ -78,7 +79,9 @@ def post(middleware, body: bytes | list[bytes], peer: str = "203.0.113.7", forwa
     async def send(message):
         sent.append(message)
 
-    asyncio.run(middleware(scope, receive, send))
+    # In a thread of its own: a browser test earlier in the run leaves its event loop running here.
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(asyncio.run, middleware(scope, receive, send)).result()
     start, reply = sent[0], sent[1]
     return start["status"], {k.decode(): v.decode() for k, v in start["headers"]}, json.loads(reply["body"] or b"{}")
 
