@@ -151,6 +151,9 @@ def test_a_reload_keeps_the_visitors_results_and_they_can_take_them_home(serve, 
     page.goto(url)
     page.click("#probe-ask")  # chance and pixels: free, answered at once
     expect(page.locator("#probe-status")).to_contain_text("2 of 2 answered")
+    # The Ask's last step names the probe in the address; a reload started before it is aborted
+    # by it (net::ERR_ABORTED on a loaded machine): wait for it, as a person sees the link first.
+    expect(page.locator("#probe-link")).to_be_visible()  # shown once the address names the probe
     page.goto(url)  # a reload: a new Gradio session, the same visitor
     open_tab(page, "About")
     page.get_by_text("Your results").click()
