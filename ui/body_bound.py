@@ -64,11 +64,16 @@ class BodyBound:
         await send({"type": "http.response.body", "body": body})
 
 
+def header(scope: Scope, name: bytes) -> str:
+    """A request header's value (the first, as sent), or "" without one."""
+    for key, value in scope.get("headers", []):
+        if key == name:
+            return value.decode("latin-1")
+    return ""
+
+
 def _content_length(scope: Scope) -> int | None:
-    for name, value in scope.get("headers", []):
-        if name == b"content-length":
-            try:
-                return int(value)
-            except ValueError:
-                return None
-    return None
+    try:
+        return int(header(scope, b"content-length"))
+    except ValueError:
+        return None

@@ -24,7 +24,7 @@ from typing import Any
 
 from probes.running.limits import NEW_SESSION_WINDOW, client_address
 from probes.running.limits import current as limits
-from ui.body_bound import MAX_BODY_BYTES, UPLOADS
+from ui.body_bound import MAX_BODY_BYTES, UPLOADS, header
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -86,7 +86,7 @@ class SessionBound:
             await self.app(scope, receive, send)
             return
         messages, body = await _read(receive)
-        address = client_address(_header(scope, b"x-forwarded-for"), _peer(scope), bounds.trusted_proxies)[:64]
+        address = client_address(header(scope, b"x-forwarded-for"), _peer(scope), bounds.trusted_proxies)[:64]
         wait = self.sessions.admit(address, _session_of(body), bounds.new_sessions, NEW_SESSION_WINDOW)
         if wait is not None:
             await _refuse(send, bounds.new_sessions, wait)
@@ -123,13 +123,6 @@ def _session_of(body: bytes | None) -> str | None:
     except (ValueError, UnicodeDecodeError):
         return None
     return session if isinstance(session, str) and 0 < len(session) <= MAX_SESSION_ID else None
-
-
-def _header(scope: Scope, name: bytes) -> str:
-    for key, value in scope.get("headers", []):
-        if key == name:
-            return value.decode("latin-1")
-    return ""
 
 
 def _peer(scope: Scope) -> str:

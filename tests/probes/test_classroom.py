@@ -13,14 +13,7 @@ from probes.classroom import ClassBounds, ClassError, Classes, Lesson, Pace, ans
 from probes.core.registry import get_benchmark
 from probes.core.types import Condition, ItemRef, Mode
 from probes.reading.grading import grade_reply
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
+from tests.support.clock import Clock
 
 
 @pytest.fixture

@@ -21,19 +21,13 @@ import pytest
 from probes.core.errors import UsageError
 from probes.running import limits
 from probes.running.limits import NEW_SESSION_WINDOW, PUBLIC_NEW_SESSIONS, PUBLIC_SESSIONS, Limits
+from tests.support.clock import Clock
 from tests.ui.conftest import WAIT_MS, screenshot
 from ui.about import mode_text
 from ui.session_bound import NewSessions, SessionBound
 
 # --- the middleware's rules, driven directly --------------------------------------------------------
 
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1_000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 @pytest.fixture

@@ -131,11 +131,11 @@ def build_probe() -> dict[str, Any]:
     )
     # `success`, not `then`: a probe stopped by another item leaves the new item's address and
     # downloads alone.
-    # Each is checked again once done: another item may have come on stage while it worked (a
-    # running event is not cancelled), and what it then showed belongs to the last item.
     asking.success(None, query, link, js=stage_js.SET_ADDRESS).success(
         _share_box, query, link, api_visibility="private"
-    ).then(_share_box, query, link, api_visibility="private")  # fmt: skip
+    )  # fmt: skip
+    # The downloads are checked again once made: another item may have come on stage while they
+    # were being made (a running event is not cancelled), and they belong to the last item.
     asking.success(export_files, [probed, spec], downloads, api_visibility="private").then(
         _still_on_stage, [probed, spec], downloads, api_visibility="private"
     )  # fmt: skip
@@ -175,9 +175,7 @@ def after_load(query: gr.Textbox, link: gr.Textbox, probed: gr.State, spec: gr.S
     def chain(event: Any) -> None:
         shown = event.then(None, query, link, js="(q) => { if (q) { window.probeStage?.reveal_soon(); } "
                            "return q ? location.href : ''; }")  # fmt: skip
-        shown.then(_share_box, query, link, api_visibility="private").then(
-            _share_box, query, link, api_visibility="private"
-        )  # fmt: skip
+        shown.then(_share_box, query, link, api_visibility="private")
         event.then(export_files, [probed, spec], downloads, api_visibility="private").then(
             _still_on_stage, [probed, spec], downloads, api_visibility="private"
         )  # fmt: skip
