@@ -76,6 +76,7 @@ def main() -> None:
     parser.add_argument("--hogs", type=int, default=os.cpu_count() or 2)
     parser.add_argument("--log-dir", type=Path, default=Path("/tmp"))
     args = parser.parse_args()
+    args.log_dir.mkdir(parents=True, exist_ok=True)
     commit = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True
     ).stdout.strip()
