@@ -29,6 +29,9 @@ _PAGE_TERMS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"--model\b", "model"),
         (r"--perturb (rotate-options-\w+)", r"the \1 perturbation"),
         (r"--limit\b", "limit"),
+        (r"run with --shots 0\b", "tick 0-shot only"),
+        (r"`?report --by (\w+)`?", r"the Scoreboard's “Break down by: \1”"),
+        (r"--out\b", "the output folder"),
         (r"give --store an? [^;,)]*", "set PROBE_HOME to a folder you can write"),
         (r"--store\b", "PROBE_HOME"),
     )

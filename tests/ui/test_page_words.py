@@ -1,0 +1,131 @@
+"""The page never names a command-line option: every message of the engine's modules the page
+imports, as `user_message` shows it, names the page's fields instead (ui/page_words.py).
+
+The messages are read from the source itself (every string that is not a docstring, in every
+module reachable from ui/ and app.py through imports, and every benchmark and reader the
+engine loads by name), so a message added later is checked too;
+and a few are raised for real and passed through `user_message`."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import re
+from pathlib import Path
+
+import pytest
+
+from probes.benchmarks.discribench import DiscriBench
+from probes.core.registry import get_benchmark
+from probes.running.limits import Limits
+from probes.running.runner import RunPlan, preflight
+from ui.common import user_message
+from ui.page_words import page_words
+
+ROOT = Path(__file__).resolve().parents[2]
+FLAG = re.compile(r"(?<![\w-])--[a-z][\w-]*")
+
+
+def _module_file(name: str) -> Path | None:
+    base = ROOT.joinpath(*name.split("."))
+    return next((path for path in (base.with_suffix(".py"), base / "__init__.py") if path.is_file()), None)
+
+
+def _imported_names(tree: ast.AST):
+    for node in ast.walk(tree):  # lazy imports inside functions count too
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            yield node.module
+            yield from (f"{node.module}.{alias.name}" for alias in node.names)  # a submodule, maybe
+
+
+def _engine_modules_the_page_imports() -> list[Path]:
+    seen: set[Path] = set()
+    # The page's own code, and what the engine loads by name rather than by an import: every
+    # benchmark (probes/core/registry.py walks probes/benchmarks) and every reader (probes/reading/parsing.py).
+    todo = [*ROOT.joinpath("ui").rglob("*.py"), ROOT / "app.py"]
+    todo += [*ROOT.joinpath("probes", "benchmarks").rglob("*.py"), *ROOT.joinpath("probes", "reading").rglob("*.py")]
+    while todo:
+        path = todo.pop()
+        if path in seen:
+            continue
+        seen.add(path)
+        for name in _imported_names(ast.parse(path.read_text(encoding="utf-8"))):
+            parts = name.split(".")
+            if parts[0] not in ("probes", "ui"):
+                continue
+            for end in range(1, len(parts) + 1):
+                found = _module_file(".".join(parts[:end]))
+                if found is not None and found not in seen:
+                    todo.append(found)
+    return sorted(path for path in seen if path.relative_to(ROOT).parts[0] == "probes")
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    nodes = (tree, *(n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))))
+    return {
+        id(node.body[0].value)
+        for node in nodes
+        if node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)
+    }
+
+
+def _text(node: ast.AST) -> str | None:
+    """A string literal as a message reads, with each {value} of an f-string as VALUE."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        return "".join(part.value if isinstance(part, ast.Constant) else "VALUE" for part in node.values)
+    return None
+
+
+def _messages_naming_options() -> list[tuple[str, str]]:
+    found = []
+    for path in _engine_modules_the_page_imports():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        skip = _docstrings(tree)
+        for node in ast.walk(tree):
+            text = _text(node) if id(node) not in skip else None
+            if text and FLAG.search(text):
+                found.append((f"{path.relative_to(ROOT)}:{node.lineno}", text))
+    return found
+
+
+MESSAGES = _messages_naming_options()
+
+
+def test_the_scan_reaches_the_engine_and_finds_its_messages():
+    modules = {str(path.relative_to(ROOT)) for path in _engine_modules_the_page_imports()}
+    assert {
+        "probes/running/runner.py",
+        "probes/running/limits.py",
+        "probes/tools/mining.py",
+        "probes/benchmarks/discribench.py",
+    } <= modules
+    command_line_only = [module for module in modules if "/cli/" in module or "toolkit" in module]
+    assert not command_line_only
+    assert len(MESSAGES) >= 10, MESSAGES  # --data, --param, --clip-min, --store ... are in there
+
+
+@pytest.mark.parametrize(("where", "text"), MESSAGES, ids=[where for where, _ in MESSAGES])
+def test_no_engine_message_names_an_option_on_the_page(where, text):
+    shown = page_words(text)
+    assert not FLAG.search(shown), f"{where}: {shown}"
+    assert "  " not in shown or "  " in text  # nothing cut out leaving a gap
+
+
+def test_real_refusals_reach_the_page_in_its_words():
+    circles = get_benchmark("blind/touching-circles")
+    raised = []
+    for attempt in (
+        lambda: DiscriBench(None).select_examples(None, 4),
+        lambda: dataclasses.replace(Limits.from_environment({}), max_values=3).values("gap", 5),
+        lambda: preflight(RunPlan(circles, circles.items()[:1], models=[])),
+    ):
+        with pytest.raises(Exception) as caught:
+            attempt()
+        raised.append(caught.value)
+    shown = [user_message(exc) for exc in raised]
+    assert not any(FLAG.search(text) for text in shown), shown
+    assert "tick 0-shot only" in shown[0] and "parameter gap" in shown[1] and "choose a model" in shown[2]
