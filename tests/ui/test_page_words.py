@@ -2,9 +2,9 @@
 imports, as `user_message` shows it, names the page's fields instead (ui/page_words.py).
 
 The messages are read from the source itself (every string that is not a docstring, in every
-module reachable from ui/ and app.py through imports, and every benchmark and reader the
-engine loads by name), so a message added later is checked too;
-and a few are raised for real and passed through `user_message`."""
+module reachable from ui/ and app.py through imports and in every benchmark and reader the engine
+loads by name), so a message added later is checked too; and a few are raised for real and
+passed through `user_message`."""
 
 from __future__ import annotations
 
