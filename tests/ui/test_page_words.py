@@ -19,6 +19,7 @@ from probes.benchmarks.discribench import DiscriBench
 from probes.core.registry import get_benchmark
 from probes.running.limits import Limits
 from probes.running.runner import RunPlan, preflight
+from tests.support.import_graph import import_graph
 from ui.common import user_message
 from ui.page_words import page_words
 
@@ -26,40 +27,24 @@ ROOT = Path(__file__).resolve().parents[2]
 FLAG = re.compile(r"(?<![\w-])--[a-z][\w-]*")
 
 
-def _module_file(name: str) -> Path | None:
-    base = ROOT.joinpath(*name.split("."))
-    return next((path for path in (base.with_suffix(".py"), base / "__init__.py") if path.is_file()), None)
-
-
-def _imported_names(tree: ast.AST):
-    for node in ast.walk(tree):  # lazy imports inside functions count too
-        if isinstance(node, ast.Import):
-            yield from (alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            yield node.module
-            yield from (f"{node.module}.{alias.name}" for alias in node.names)  # a submodule, maybe
-
-
 def _engine_modules_the_page_imports() -> list[Path]:
-    seen: set[Path] = set()
+    graph = import_graph(ROOT, ("app", "ui", "probes"))
     # The page's own code, and what the engine loads by name rather than by an import: every
     # benchmark (probes/core/registry.py walks probes/benchmarks) and every reader (probes/reading/parsing.py).
-    todo = [*ROOT.joinpath("ui").rglob("*.py"), ROOT / "app.py"]
-    todo += [*ROOT.joinpath("probes", "benchmarks").rglob("*.py"), *ROOT.joinpath("probes", "reading").rglob("*.py")]
+    todo = [name for name in graph if name.split(".")[0] in ("app", "ui")]
+    todo += [name for name in graph if name.startswith(("probes.benchmarks.", "probes.reading."))]
+    seen: set[str] = set()
     while todo:
-        path = todo.pop()
-        if path in seen:
-            continue
-        seen.add(path)
-        for name in _imported_names(ast.parse(path.read_text(encoding="utf-8"))):
-            parts = name.split(".")
-            if parts[0] not in ("probes", "ui"):
-                continue
-            for end in range(1, len(parts) + 1):
-                found = _module_file(".".join(parts[:end]))
-                if found is not None and found not in seen:
-                    todo.append(found)
-    return sorted(path for path in seen if path.relative_to(ROOT).parts[0] == "probes")
+        name = todo.pop()
+        if name not in seen:
+            seen.add(name)
+            todo += graph[name]
+    return sorted(_file(name) for name in seen if name.startswith("probes."))
+
+
+def _file(module: str) -> Path:
+    base = ROOT.joinpath(*module.split("."))
+    return base / "__init__.py" if base.is_dir() else base.with_suffix(".py")
 
 
 def _docstrings(tree: ast.AST) -> set[int]:
