@@ -29,7 +29,6 @@ from ui.session_bound import NewSessions, SessionBound
 # --- the middleware's rules, driven directly --------------------------------------------------------
 
 
-
 @pytest.fixture
 def bounded(monkeypatch):
     """set(**limits) -> a SessionBound around an app that records what reached it."""
