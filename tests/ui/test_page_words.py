@@ -17,12 +17,16 @@ from pathlib import Path
 import pytest
 
 from probes.benchmarks.discribench import DiscriBench
+from probes.core.errors import ProbeError
 from probes.core.registry import get_benchmark
+from probes.core.types import Condition, ItemRef
+from probes.reading.grading import error_result
 from probes.running.limits import Limits
 from probes.running.runner import RunPlan, preflight
 from tests.support.import_graph import import_graph
 from ui.common import user_message
 from ui.page_words import page_words
+from ui.probe.grid import Cell, shown_cell
 
 ROOT = Path(__file__).resolve().parents[2]
 FLAG = re.compile(r"(?<![\w-])--[a-z][\w-]*")
@@ -118,3 +122,17 @@ def test_real_refusals_reach_the_page_in_its_words():
     shown = [user_message(exc) for exc in raised]
     assert not any(FLAG.search(text) for text in shown), shown
     assert "tick 0-shot only" in shown[0] and "parameter gap" in shown[1] and "choose a model" in shown[2]
+
+
+def test_a_probe_cell_says_why_it_has_no_answer_in_the_page_s_words():
+    """The Probe grid shows the engine's message itself for a condition that does not apply and
+    for an item it could not build (the runner keeps it on the result): DiscriBench at 4-shot."""
+    with pytest.raises(ProbeError) as caught:
+        DiscriBench(None).select_examples(None, 4)
+    why = str(caught.value)
+    assert FLAG.search(why)  # the engine's own words name the option
+    item = get_benchmark("blind/touching-circles").items()[0]
+    failed = error_result(item, "openai/m", Condition(), ItemRef.of(item), why)
+    for cell in (Cell("n/a", message=why), Cell("done", result=failed)):
+        note = shown_cell(item, cell).note
+        assert "tick 0-shot only" in note and not FLAG.search(note), note

@@ -27,6 +27,7 @@ from PIL import Image
 from models.types import ImagePart, Message, fit_within
 from probes.core.types import AnswerKind, Item, Result, Status
 from probes.reading.probabilities import answer_forms, answer_key
+from ui.page_words import page_words
 
 # Each condition is one change from the item as asked, never a pile of them (probes.demo.conditions).
 DEFAULT_CONDITIONS = ("as asked",)
@@ -162,13 +163,14 @@ WORDS = {"failed": "failed", "n/a": "does not apply", "missing": "not in the cac
 
 
 def shown_cell(item: Item, cell: Cell) -> Shown:
-    """`item`: the item as this cell's condition asked it."""
+    """`item`: the item as this cell's condition asked it. Why a cell has no answer is the
+    engine's message (a condition that does not apply, an item it could not build), in the page's words."""
     if cell.state != "done":
-        return Shown(WORDS.get(cell.state, cell.state), note=cell.message)
+        return Shown(WORDS.get(cell.state, cell.state), note=page_words(cell.message))
     result = cell.result
     assert result is not None
     if result.status is Status.ERROR:
-        return Shown("no reply", note=result.error or "", latency=result.latency)
+        return Shown("no reply", note=page_words(result.error or ""), latency=result.latency)
     verdict = {True: "right", False: "wrong", None: "ungraded"}[result.correct]
     answer = shown_answer(item, result.parsed) if result.status is Status.ANSWERED else result.status.value
     return Shown(verdict, answer, result.latency, result.ungraded or "", result.reply or "",
