@@ -1,12 +1,17 @@
 """The checkout installs: `pip install -e .` gives a `probes` command and `python -m probes` from any folder.
 
-The install goes into a fresh virtual environment that sees the machine's packages (no network:
-`--no-deps --no-build-isolation` with the setuptools already installed), and every command runs
-from a temporary folder outside the checkout with no PYTHONPATH, as a user's shell would.
+The install goes into a fresh virtual environment that sees the packages this test run imports
+(not the base interpreter's, which inside a virtual environment are another set: setuptools 65.5
+and no `wheel` on our machines), so the editable build uses the setuptools that requirements-dev.txt
+installs. No network: `--no-deps --no-build-isolation --no-index`. Every command runs from a
+temporary folder outside the checkout with no PYTHONPATH, as a user's shell would.
 """
 
+import ensurepip
+import importlib.util
 import json
 import os
+import site
 import subprocess
 import sys
 from pathlib import Path
@@ -22,13 +27,12 @@ pytestmark = pytest.mark.slow
 def installed(tmp_path_factory) -> Path:
     """The bin folder of a venv holding an editable install of this checkout."""
     venv = tmp_path_factory.mktemp("venv")
-    subprocess.run(
-        [sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)], check=True, timeout=600
-    )
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=600)
     python = venv / "bin" / "python"
-    # The machine's pip (seen through --system-site-packages) installs into the venv it runs in.
+    _see_the_running_packages(python)
+    # pip installs into the environment of the interpreter that runs it: the new venv.
     done = subprocess.run(
-        [str(python), "-m", "pip", "install", "--no-deps", "--no-build-isolation", "--no-index", "-e", str(REPO)],
+        _pip(python) + ["install", "--no-deps", "--no-build-isolation", "--no-index", "-e", str(REPO)],
         cwd=venv,
         env=_environment(),
         capture_output=True,
@@ -37,6 +41,37 @@ def installed(tmp_path_factory) -> Path:
     )
     assert done.returncode == 0, done.stdout + done.stderr
     return venv / "bin"
+
+
+def running_site_directories() -> list[str]:
+    """Where this test run's packages live: a venv's own, the base's when it sees them, the user's."""
+    folders = list(site.getsitepackages())
+    if site.ENABLE_USER_SITE:
+        folders.append(site.getusersitepackages())
+    return [folder for folder in dict.fromkeys(folders) if Path(folder).is_dir()]
+
+
+def _see_the_running_packages(python: Path) -> None:
+    """A .pth in the new venv adds this run's site directories after its own (their .pth files too)."""
+    own = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=600,
+    ).stdout.strip()
+    lines = [f"import site; site.addsitedir({folder!r})" for folder in running_site_directories()]
+    (Path(own) / "_test_run_packages.pth").write_text("\n".join(lines) + "\n")
+
+
+def _pip(python: Path) -> list[str]:
+    """This run's pip; where it has none (a venv made --without-pip), the pip wheel Python bundles."""
+    if importlib.util.find_spec("pip") is not None:
+        return [str(python), "-m", "pip"]
+    bundled = sorted((Path(ensurepip.__file__).parent / "_bundled").glob("pip-*.whl"))
+    assert bundled, "no pip here and none bundled with Python: install pip into the test environment"
+    # A wheel is a zip archive Python can run from: pip's own documented bootstrap.
+    return [str(python), f"{bundled[-1]}/pip"]
 
 
 def _environment(home: Path | None = None) -> dict[str, str]:
