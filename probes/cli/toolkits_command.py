@@ -14,8 +14,9 @@ from probes.core.errors import UsageError
 from probes.core.registry import get_benchmark
 from probes.core.types import Item, Mode
 from probes.files.export import fits_custom_folder
+from probes.files.export_folder import ExportFolder
 from probes.files.hf_export import write_hf
-from probes.files.lmms_eval_export import check_exportable, task_name, write_lmms_eval_task
+from probes.files.lmms_eval_export import check_exportable, task_files, task_name, write_lmms_eval_task
 from probes.files.set_spec import SetSpec, read_spec
 from probes.files.toolkit_logs import read_lmms_eval, read_vlmevalkit
 from probes.running.store import Store
@@ -30,10 +31,13 @@ def write_set(benchmark: Benchmark, items: list[Item], spec: SetSpec, out: Path,
     """`generate --format hf` or `--format lmms-eval`."""
     if form == "lmms-eval":
         check_exportable(benchmark)  # before drawing anything
-    with writing(out, len(items), f"generate {benchmark.id}") as update:
-        shards = write_hf(benchmark, items, spec, out, update, form=form)
+    with ExportFolder(out) as into, writing(out, len(items), f"generate {benchmark.id}") as update:
         if form == "lmms-eval":
-            folder = write_lmms_eval_task(out, spec, benchmark.title, shards, len(items))
+            into.claim(task_files(spec))  # what is in the task's way is refused before drawing
+        shards = write_hf(benchmark, items, spec, into, update, form=form)
+        if form == "lmms-eval":
+            folder = write_lmms_eval_task(into, spec, benchmark.title, shards, len(items))
+        into.finish()
     print(f"wrote {len(items)} items to {out} ({len(shards)} parquet shard{'s' if len(shards) > 1 else ''}); "
           f"load them with datasets.load_dataset({str(out)!r})")  # fmt: skip
     if form == "lmms-eval":

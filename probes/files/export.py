@@ -4,7 +4,9 @@ answer, every parameter) and an items.jsonl in the custom-folder format (`probes
 custom.py`: id, image or images, question, answer, kind, options), so that `run custom:FOLDER`
 runs the set as it is. An item that format cannot hold is left out of items.jsonl (and kept in
 metadata.jsonl): an ungraded one (an illusion item whose targets measured equal has no right
-option) or a word-list answer (texture generation's match rate).
+option) or a word-list answer (texture generation's match rate). Beside them `.probe-export.json`
+names every file written, so the same command may write the folder again and nothing else may
+(`probes.files.export_folder`).
 
 The CLI and the Stimulus lab's export both use these, so a set exported from the browser is the
 same folder the command writes for the same benchmark, parameters, size and seed.
@@ -27,8 +29,10 @@ from probes.core.benchmark import Benchmark
 from probes.core.registry import generated_families, get_benchmark
 from probes.core.selection import select_items
 from probes.core.types import AnswerKind, ImageSource, Item, option_labels
+from probes.files.export_folder import ExportFolder, export_into
 
 CUSTOM_ITEMS = "items.jsonl"  # what `run custom:FOLDER` reads
+METADATA = "metadata.jsonl"  # the Hugging Face imagefolder's
 PARALLEL_FROM = 16  # fewer distinct images than this: starting processes costs more than it saves
 
 
@@ -47,28 +51,31 @@ def generated_set(
 
 
 def write_generated(
-    items: Sequence[Item], out: Path, on_item: Callable[[int], None] | None = None, workers: int | None = None
+    items: Sequence[Item],
+    out: Path | ExportFolder,
+    on_item: Callable[[int], None] | None = None,
+    workers: int | None = None,
 ) -> list[dict[str, Any]]:
     """Write the items' images as 00000.png, 00001.png ... (00000_0.png, 00000_1.png for an item
     with several images), one metadata.jsonl record per item and one items.jsonl record per item
     the custom-folder format can hold (see `custom_record`); `on_item(done)` after each.
     Returns the metadata records as written.
 
+    `out` is an empty folder, one not there yet, or one an export wrote (`ExportFolder`):
+    anything else in the way is refused before anything is drawn.
+
     Each distinct image is drawn and encoded once, even when several items (prompts) share it,
     and the drawing and encoding run on every core.
     """
-    out.mkdir(parents=True, exist_ok=True)
     names = [_file_names(index, item) for index, item in enumerate(items)]
-    sources = {source.ref: source for item in items for source in item.images}
-    encoded = _encode_all(list(sources.values()), workers)
-    records = []
-    with (
-        (out / "metadata.jsonl").open("w", encoding="utf-8") as metadata,
-        (out / CUSTOM_ITEMS).open("w", encoding="utf-8") as runnable,
-    ):
+    with export_into(out) as folder:
+        folder.claim([*(name for listed in names for name in listed), METADATA, CUSTOM_ITEMS])
+        sources = {source.ref: source for item in items for source in item.images}
+        encoded = _encode_all(list(sources.values()), workers)
+        records, metadata, runnable = [], [], []
         for index, item in enumerate(items):
             for name, source in zip(names[index], item.images, strict=True):
-                (out / name).write_bytes(encoded[source.ref])
+                folder.write(name, encoded[source.ref])
             record = {
                 "file_name": names[index][0] if len(names[index]) == 1 else names[index],
                 "id": item.id,
@@ -78,13 +85,15 @@ def write_generated(
                 "prompt_name": item.params.get("prompt"),
                 "groups": dict(item.groups),
             }
-            metadata.write(json.dumps(record, ensure_ascii=False) + "\n")
+            metadata.append(json.dumps(record, ensure_ascii=False) + "\n")
             records.append(record)
             custom = custom_record(item, names[index])
             if custom is not None:
-                runnable.write(json.dumps(custom, ensure_ascii=False) + "\n")
+                runnable.append(json.dumps(custom, ensure_ascii=False) + "\n")
             if on_item is not None:
                 on_item(index + 1)
+        folder.write(METADATA, "".join(metadata).encode("utf-8"))
+        folder.write(CUSTOM_ITEMS, "".join(runnable).encode("utf-8"))
     return records
 
 

@@ -6,8 +6,9 @@ images for items shown several), `README.md` (the dataset card: its YAML names t
 `test` split, each by its name: `datasets` caches a local folder under the folder's name and its
 card's file patterns, so a pattern alone would hand back another set of that folder name written
 before; the content digest in each name keeps two sets apart and the same set one),
-its text gives the exact generating command and the columns) and `probe_set.json` (the set's
-description, `probes.files.set_spec`).
+its text gives the exact generating command and the columns), `probe_set.json` (the set's
+description, `probes.files.set_spec`) and `.probe-export.json` (the files written,
+`probes.files.export_folder`).
 
 Columns: `id`, `image` (or `images`), `question`, `options` (empty unless multiple choice),
 `answer` (what a right reply says, in the item's own labels: "a", "Yes", "3", "(4, 3)"),
@@ -21,6 +22,7 @@ measured values included (`measured_top_px`, ...), one column each, named as the
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import math
 from collections.abc import Callable, Sequence
@@ -32,8 +34,11 @@ from probes.asking.prompting import assemble_prompt
 from probes.core.benchmark import Benchmark
 from probes.core.types import AnswerKind, Item, Mode, jsonable
 from probes.files.export import _encode_all, _file_names
-from probes.files.set_spec import SetSpec, write_spec
+from probes.files.export_folder import ExportFolder
+from probes.files.set_spec import SPEC_FILE, SetSpec, write_spec
 
+CARD = "README.md"
+SHARDS = "data"
 SHARD_ROWS = 1000  # a few hundred KB to a few MB of PNGs per shard on our stimuli
 FIXED = ("id", "image", "images", "question", "options", "answer", "answer_option", "kind", "label_style",
          "target", "benchmark", "seed", "messages", "groups")  # fmt: skip
@@ -74,19 +79,18 @@ def write_hf(
     benchmark: Benchmark,
     items: Sequence[Item],
     spec: SetSpec,
-    out: Path,
+    out: ExportFolder,
     on_item: Callable[[int], None] | None = None,
     workers: int | None = None,
     form: str = "hf",
 ) -> list[str]:
     """Write `items` as a dataset folder in `out` (see the module docstring); returns the
-    shards' paths relative to `out`. Each distinct image is drawn and encoded once, on every core."""
+    shards' paths relative to it. Each distinct image is drawn and encoded once, on every core.
+    The shards of a set written there before go when `out` is finished, not here."""
     import datasets  # imported here: a second or two, and only this command needs it
 
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "data").mkdir(exist_ok=True)
-    for old in (out / "data").glob("test-*.parquet"):  # a smaller set written over a larger one
-        old.unlink()
+    out.claim([CARD, SPEC_FILE])
+    out.check_folder(SHARDS)
     sources = {source.ref: source for item in items for source in item.images}
     encoded = _encode_all(list(sources.values()), workers)
     several = any(len(item.images) != 1 for item in items)
@@ -122,21 +126,22 @@ def write_hf(
             done += 1
             if on_item is not None:
                 on_item(done)
-        written = out / "data" / f"test-{shard:05d}-of-{shards:05d}.parquet"
         bars = datasets.is_progress_bar_enabled()
         datasets.disable_progress_bars()  # the command draws its own
+        buffer = io.BytesIO()  # named by its digest, then written without following a link
         try:
-            datasets.Dataset.from_list(rows, features=features).to_parquet(str(written))
+            datasets.Dataset.from_list(rows, features=features).to_parquet(buffer)
         finally:
             if bars:
                 datasets.enable_progress_bars()
-        digest = hashlib.sha256(written.read_bytes()).hexdigest()[:10]
-        named = written.with_name(f"{written.stem}-{digest}.parquet")
-        written.rename(named)
-        written_names.append(f"data/{named.name}")
+        data = buffer.getvalue()
+        digest = hashlib.sha256(data).hexdigest()[:10]
+        name = f"{SHARDS}/test-{shard:05d}-of-{shards:05d}-{digest}.parquet"
+        out.write(name, data)
+        written_names.append(name)
     write_spec(spec, out, form)
-    card = dataset_card(benchmark, spec, out, len(items), param_columns, form, written_names)
-    (out / "README.md").write_text(card, encoding="utf-8")
+    card = dataset_card(benchmark, spec, out.path, len(items), param_columns, form, written_names)
+    out.write(CARD, card.encode("utf-8"))
     return written_names
 
 

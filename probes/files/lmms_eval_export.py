@@ -28,6 +28,7 @@ from pathlib import Path
 
 from probes.core.benchmark import Benchmark
 from probes.core.errors import UsageError
+from probes.files.export_folder import ExportFolder
 from probes.files.set_spec import SetSpec
 
 TASK_FOLDER = "lmms_eval_task"
@@ -60,22 +61,31 @@ def task_name(spec: SetSpec) -> str:
     return f"probe_{slug}_{digest}"
 
 
-def write_lmms_eval_task(out: Path, spec: SetSpec, title: str, shards: list[str], count: int) -> Path:
+def task_files(spec: SetSpec) -> list[str]:
+    """The files the task for `spec` is written as, relative to the set's folder: claimed
+    before the set is drawn, so what is in their way is refused first."""
+    package, sources = _reader()
+    return [f"{TASK_FOLDER}/{task_name(spec)}.yaml", f"{TASK_FOLDER}/utils.py",
+            *(f"{TASK_FOLDER}/{package}/{relative}" for relative in sources)]  # fmt: skip
+
+
+def write_lmms_eval_task(out: ExportFolder, spec: SetSpec, title: str, shards: list[str], count: int) -> Path:
     """Write the task folder beside the dataset in `out`; `shards` are the parquet files'
-    paths relative to `out`. Returns the task folder."""
-    folder = out / TASK_FOLDER
-    folder.mkdir(parents=True, exist_ok=True)
-    package = _write_reader(folder)
+    paths relative to it. Returns the task folder. A task or reader copy written there before
+    for another set goes when `out` is finished, not here."""
     name = task_name(spec)
-    command = spec.command(out, "lmms-eval")
-    for old in folder.glob("*.yaml"):  # a task written here before for another set
-        old.unlink()
-    (folder / f"{name}.yaml").write_text(_yaml(name, spec, shards, command), encoding="utf-8")
-    (folder / "utils.py").write_text(_utils(package, spec, title, count, command), encoding="utf-8")
-    return folder
+    command = spec.command(out.path, "lmms-eval")
+    package, sources = _reader()
+    for relative, text in sources.items():
+        out.write(f"{TASK_FOLDER}/{package}/{relative}", text.encode("utf-8"))
+    out.write(f"{TASK_FOLDER}/{name}.yaml", _yaml(name, spec, shards, command).encode("utf-8"))
+    out.write(f"{TASK_FOLDER}/utils.py", _utils(package, spec, title, count, command).encode("utf-8"))
+    return out.path / TASK_FOLDER
 
 
-def _write_reader(folder: Path) -> str:
+def _reader() -> tuple[str, dict[str, str]]:
+    """The reader's copy: its package name (named by its content) and its files (path inside
+    the package -> text), imports renamed to it, with an __init__.py per folder."""
     root = Path(__file__).resolve().parent.parent  # probes/
     sources = {
         f"{part}/{module}.py": (root / part / f"{module}.py").read_text(encoding="utf-8")
@@ -84,21 +94,13 @@ def _write_reader(folder: Path) -> str:
     }
     digest = hashlib.sha256("".join(f"{k}\n{v}" for k, v in sorted(sources.items())).encode()).hexdigest()[:10]
     package = f"{READER_PACKAGE}_{digest}"
-    for old in folder.glob(f"{READER_PACKAGE}_*"):
-        if old.name != package and old.is_dir():
-            for path in sorted(old.rglob("*"), reverse=True):
-                path.unlink() if path.is_file() else path.rmdir()
-            old.rmdir()
-    for relative, text in sources.items():
-        # `probes.reading.x` / `probes.core.x`, in imports and in importlib's module names.
-        renamed = re.sub(r"\bprobes\.(reading|core)\b", rf"{package}.\1", text)
-        target = folder / package / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(renamed, encoding="utf-8")
-    for part in ("", *READER_MODULES):
-        init = folder / package / part / "__init__.py"
-        init.write_text('"""A copy of the perception playground\'s reply reader (see ../utils.py)."""\n')
-    return package
+    # `probes.reading.x` / `probes.core.x`, in imports and in importlib's module names.
+    files = {
+        relative: re.sub(r"\bprobes\.(reading|core)\b", rf"{package}.\1", text) for relative, text in sources.items()
+    }
+    init = '"""A copy of the perception playground\'s reply reader (see ../utils.py)."""\n'
+    files.update({f"{part}/__init__.py" if part else "__init__.py": init for part in ("", *READER_MODULES)})
+    return package, files
 
 
 def _yaml(name: str, spec: SetSpec, shards: list[str], command: str) -> str:

@@ -18,6 +18,7 @@ from typing import Any
 from probes.core.benchmark import Benchmark
 from probes.core.errors import InputRejected
 from probes.core.types import Item
+from probes.files.export_folder import ExportFolder
 
 SPEC_FILE = "probe_set.json"
 MAX_SPEC_BYTES = 100_000
@@ -71,9 +72,9 @@ def spec_of(benchmark: str, params: Mapping[str, Sequence[str]], n: int, seed: i
     return SetSpec(benchmark, {name: tuple(values) for name, values in params.items()}, n, seed)
 
 
-def write_spec(spec: SetSpec, folder: Path, form: str) -> None:
-    record = {**spec.as_dict(), "command": spec.command(folder, form)}
-    (folder / SPEC_FILE).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+def write_spec(spec: SetSpec, folder: ExportFolder, form: str) -> None:
+    record = {**spec.as_dict(), "command": spec.command(folder.path, form)}
+    folder.write(SPEC_FILE, (json.dumps(record, indent=2) + "\n").encode("utf-8"))
 
 
 def read_spec(folder: Path) -> SetSpec | None:

@@ -71,7 +71,8 @@ def test_an_hf_folder_loads_with_the_pictures_answers_and_parameters_as_drawn(tm
 def test_the_png_format_stays_the_default(tmp_path):
     done = run_cli("generate", "blind/touching-circles", "--n", "2", "--out", str(tmp_path / "png"))
     assert done.returncode == 0, done.stderr
-    assert {p.name for p in (tmp_path / "png").iterdir()} == {"00000.png", "00001.png", "metadata.jsonl", "items.jsonl"}
+    assert {p.name for p in (tmp_path / "png").iterdir()} == {"00000.png", "00001.png", "metadata.jsonl", "items.jsonl",
+                                                              ".probe-export.json"}  # fmt: skip
 
 
 class TaskLoader(yaml.SafeLoader):
