@@ -228,11 +228,11 @@ def claim(request: gr.Request | None, name: str) -> None:
 # are rationed: per session, per address and hour, and for everyone per hour. An address gets four
 # 16-item tests an hour: measured in tests/ui/test_people_rows.py, beside 40 honest people one
 # address's flood of answers against the truth moves the pooled PSE by 0.036 (the test holds it
-# under 0.05); at 400 an hour it moved it by 0.22. A class in the room publishes through its own
-# allowance (CLASS_PEOPLE), one class's worth an hour per address.
+# under 0.05); at 400 an hour it moved it by 0.22. A class's students, where the operator lets
+# classes publish, are rationed alike: each by the page and address they joined from
+# (`pooled_answer`), never by the teacher's.
 PEOPLE_LIMITS = {"session_limit": 64, "client_limit": 64, "global_limit": 20_000}
 PEOPLE = Budget(**PEOPLE_LIMITS)
-CLASS_PEOPLE = Budget(client_limit=600, global_limit=20_000)  # a class of 30 x 20 items an hour per address
 
 
 class AnsweredOnce:
@@ -263,17 +263,28 @@ def answered_once(request: gr.Request | None, benchmark: str, item: str) -> None
     ANSWERED.take(visitor(request).session, benchmark, item)
 
 
-def people_quota(request: gr.Request | None, answers: int = 1, budget: Budget | None = None) -> None:
-    """In public mode, take `answers` people's answers from this visitor's allowance (a class's
-    teacher publishing: from CLASS_PEOPLE), or refuse them all."""
+def people_quota(request: gr.Request | None, answers: int = 1) -> None:
+    """In public mode, take `answers` people's answers from this visitor's allowance, or refuse them all."""
     if limits().public:
         who = visitor(request)
         try:
-            (budget or PEOPLE).take(who.session, who.client, answers)
+            PEOPLE.take(who.session, who.client, answers)
         except LimitExceeded:
             raise LimitExceeded(
                 "this Space has taken as many people's answers as it can for now; try again later"
             ) from None
+
+
+def pooled_answer(session: str, client: str, benchmark: str, item: str) -> bool:
+    """Whether one more answer, by the visitor of `session` at `client` to this item, may join the
+    pooled people rows on a public Space (taken from their allowance if so): within the Human
+    tab's bounds, and once per item per visitor."""
+    try:
+        ANSWERED.take(session, benchmark, item)
+        PEOPLE.take(session, client, 1)
+    except LimitExceeded:
+        return False
+    return True
 
 
 def room_for(request: gr.Request | None, results: int) -> None:

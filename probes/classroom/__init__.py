@@ -9,8 +9,8 @@ thin over this package.
 
 from probes.classroom.registry import ClassBounds, Classes
 from probes.classroom.results import answers_table, lesson_results
-from probes.classroom.room import ClassError, ClassRoom, Lesson, Pace, Phase
+from probes.classroom.room import ClassError, ClassRoom, Lesson, Pace, Phase, Who
 
 __all__ = [
-    "ClassBounds", "ClassError", "ClassRoom", "Classes", "Lesson", "Pace", "Phase", "answers_table", "lesson_results",
+    "ClassBounds", "ClassError", "ClassRoom", "Classes", "Lesson", "Pace", "Phase", "Who", "answers_table", "lesson_results",
 ]  # fmt: skip

@@ -59,6 +59,14 @@ class Phase(StrEnum):
 
 
 @dataclass(frozen=True)
+class Who:
+    """Who opens or joins a class, as the server saw them: a browser session and an address."""
+
+    session: str
+    address: str
+
+
+@dataclass(frozen=True)
 class Lesson:
     """What a class takes: items (each with the benchmark that reads its answers), seconds per
     item (None: untimed), the models shown beside the class, and the pace."""
@@ -75,6 +83,7 @@ class Student:
     token: str
     name: str
     number: int  # the order of joining, from 1
+    who: Who | None = None  # the page and address it joined from (None: a caller that named none)
     index: int = 0  # self-paced: the item this student is on
     shown_at: dict[int, float] = field(default_factory=dict)  # when each item was first shown to them
     answers: dict[int, Result] = field(default_factory=dict)
@@ -99,6 +108,7 @@ class ClassRoom:
         lesson: Lesson,
         max_students: int,
         clock: Callable[[], float] = time.monotonic,
+        owner: Who | None = None,
     ):
         if not lesson.items:
             raise ClassError("a class needs at least one item")
@@ -108,10 +118,16 @@ class ClassRoom:
         self.max_students = max_students
         self.clock = clock
         self.opened_at = clock()
+        self.owner = owner
+        self.ended_at: float | None = (
+            None  # when the last item closed (paced) or the answers were revealed (self-paced)
+        )
         self.phase = Phase.LOBBY if lesson.pace is Pace.PACED else Phase.OPEN
         self.index = 0  # paced: the item on screen
         self.deadline: float | None = None  # paced: when the item's countdown ends
         self.students: dict[str, Student] = {}
+        self._seats: dict[str, Student] = {}  # by the session that joined
+        self._per_address: Counter[str] = Counter()  # seats taken from each address
         self.model_answers: dict[tuple[str, int], Result | str] = {}  # a Result, or why there is none
         self.published = False
         self._lock = threading.RLock()
@@ -128,15 +144,24 @@ class ClassRoom:
             raise ClassError("this student is not in this class: join again with the class code")
         return found
 
-    def join(self, name: str | None) -> Student:
+    def join(self, name: str | None, who: Who | None = None, per_address: int | None = None) -> Student:
+        """A seat for a new student, or the seat `who`'s page holds already (one page, one seat);
+        an address takes at most `per_address` seats."""
         with self._lock:
             if self.phase is Phase.FINISHED:
                 raise ClassError("this class has finished")
+            if who is not None and who.session in self._seats:
+                return self._seats[who.session]
             if len(self.students) >= self.max_students:
                 raise ClassError(f"this class is full ({self.max_students} students)")
+            if who is not None and per_address is not None and self._per_address[who.address] >= per_address:
+                raise ClassError(f"this class has taken {per_address} students from your network, as many as it takes")
             number = len(self.students) + 1
-            student = Student(new_token(), clean_name(name, number), number)
+            student = Student(new_token(), clean_name(name, number), number, who=who)
             self.students[student.token] = student
+            if who is not None:
+                self._seats[who.session] = student
+                self._per_address[who.address] += 1
             return student
 
     # --- the teacher moves the class on -----------------------------------------------------
@@ -151,7 +176,7 @@ class ClassRoom:
             if self.phase is not Phase.LOBBY:
                 self.index += 1
             if self.index >= len(self.lesson.items):
-                self.phase, self.deadline = Phase.FINISHED, None
+                self._end()
             else:
                 self.phase = Phase.OPEN
                 seconds = self.lesson.seconds
@@ -164,6 +189,8 @@ class ClassRoom:
         with self._lock:
             if self.lesson.pace is Pace.SELF:
                 self.phase = Phase.REVEALED
+                if self.ended_at is None:  # no more answers: the lesson is over
+                    self.ended_at = self.clock()
                 return {"items": [self.item_tally(i) for i in range(len(self.lesson.items))]}
             if self.phase not in (Phase.OPEN, Phase.REVEALED):
                 raise ClassError("there is no item on screen to reveal: press Next first")
@@ -174,7 +201,12 @@ class ClassRoom:
     def finish(self, token: str) -> None:
         self.check_teacher(token)
         with self._lock:
-            self.phase, self.deadline = Phase.FINISHED, None
+            self._end()
+
+    def _end(self) -> None:
+        self.phase, self.deadline = Phase.FINISHED, None
+        if self.ended_at is None:
+            self.ended_at = self.clock()
 
     # --- what everyone sees ---------------------------------------------------------------------
 
@@ -322,6 +354,11 @@ class ClassRoom:
     def class_results(self) -> list[Result]:
         with self._lock:
             return [r for s in self.students.values() for r in s.answers.values()]
+
+    def answers_by_who(self) -> list[tuple[Who | None, Result]]:
+        """Every answer with the page and address its student joined from."""
+        with self._lock:
+            return [(s.who, r) for s in self.students.values() for r in s.answers.values()]
 
     def item_tally(self, index: int) -> dict[str, Any]:
         benchmark, item = self.lesson.items[index]

@@ -75,6 +75,9 @@ class Limits:
     trusted_proxies: int = 0  # proxies in front of the app that append to X-Forwarded-For
     max_sessions: int = GRADIO_SESSIONS  # sessions Gradio keeps (state_session_capacity)
     new_sessions: int | None = None  # new sessions one address may open in NEW_SESSION_WINDOW
+    # A class's answers may join the pooled people rows on a public Space (each student then counted
+    # as a Human-tab visitor is); off, they stay in the teacher's own results. PROBE_CLASS_PUBLISH.
+    class_publish: bool = True
 
     @classmethod
     def from_environment(cls, environ: dict[str, str] | None = None) -> Limits:
@@ -111,6 +114,7 @@ class Limits:
                                 what="sessions", low=10, high=1_000_000, example=PUBLIC_SESSIONS),
             new_sessions=_whole(env, "PROBE_NEW_SESSIONS", default=PUBLIC_NEW_SESSIONS if public else None,
                                 what="sessions", low=1, example=PUBLIC_NEW_SESSIONS),
+            class_publish=_flag(env, "PROBE_CLASS_PUBLISH", default=not public, meaning="classes publish to the people rows"),
         )  # fmt: skip
 
     # --- checks: each raises a clear LimitExceeded before any work is done -------------------
@@ -234,6 +238,17 @@ def _public(env) -> bool:
     if flag:
         raise UsageError(f"PROBE_PUBLIC={flag!r}: write 1 (public mode) or 0 (local)")
     return bool(env.get("SPACE_ID"))
+
+
+def _flag(env, name: str, default: bool, meaning: str) -> bool:
+    flag = env.get(name, "").strip().lower()
+    if not flag:
+        return default
+    if flag in ("0", "false", "no"):
+        return False
+    if flag in ("1", "true", "yes"):
+        return True
+    raise UsageError(f"{name}={flag[:40]!r}: write 1 ({meaning}) or 0")
 
 
 def _listed(env, name: str) -> tuple[str, ...]:

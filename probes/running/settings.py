@@ -8,7 +8,7 @@ starts (`run` checks its own before opening the store), and here they are all ca
 
 | variable | read by |
 | --- | --- |
-| PROBE_PUBLIC, PROBE_MAX_ITEMS, PROBE_*_BUDGET, PROBE_TRUSTED_PROXIES, PROBE_HF_MODELS, PROBE_ALLOWED_MODELS | limits |
+| PROBE_PUBLIC, PROBE_MAX_ITEMS, PROBE_*_BUDGET, PROBE_TRUSTED_PROXIES, PROBE_HF_MODELS, PROBE_ALLOWED_MODELS, PROBE_CLASS_PUBLISH | limits |
 | PROBE_IMAGE_CACHE_MB | image_cache.max_bytes_from_env |
 | PROBE_DRAWING_PROCESS | drawing_process.enabled |
 | PROBE_MAX_LOCAL_MODELS | models.hf_pool.max_loaded |

@@ -16,7 +16,7 @@ import pytest
 
 from probes.classroom import Classes
 from tests.ui.conftest import patient_client
-from ui.classroom import api, lessons, student, teacher
+from ui.classroom import lessons, student, teacher
 
 STUDENT_ENDPOINTS = {"class_item": [None], "class_answer": ["Yes"]}  # what follows the token
 TEACHER_ENDPOINTS = ("class_status", "class_next", "class_reveal", "class_results")
@@ -44,8 +44,7 @@ def forged_replies(url: str) -> dict[tuple[str, str], dict]:
 def no_classes(monkeypatch):
     """A registry of this test's own: no class of another test is open in it."""
     fresh = Classes()
-    for module in (lessons, api, student):
-        monkeypatch.setattr(module, "CLASSES", fresh)
+    monkeypatch.setattr(lessons, "CLASSES", fresh)  # the one registry every endpoint and page reads
     return fresh
 
 

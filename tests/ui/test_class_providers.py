@@ -74,7 +74,7 @@ def test_a_key_typed_in_the_class_tab_is_the_one_its_provider_uses(toy_provider,
     box.fill("toy-key-typed-in-the-class-tab")
     page.click("#class-open")
     code = page.locator("#class-presenter .class-code b")
-    expect(code).to_have_text(re.compile(r"^[A-Z2-9]{6}$"))
+    expect(code).to_have_text(re.compile(r"^[A-Z2-9]{8}$"))
     room = CLASSES.by_code(code.inner_text())
     assert room.lesson.models == ("baseline/pixels", "toy/tiny")
     toy = answered(room, "toy/tiny")

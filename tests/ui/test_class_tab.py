@@ -30,7 +30,7 @@ def teacher_opens(page, url: str, params: str, count: int, seconds: int = 0) -> 
     page.locator("#class-seconds input").fill(str(seconds))
     page.click("#class-open")
     code = page.locator("#class-presenter .class-code b")
-    expect(code).to_have_text(re.compile(r"^[A-Z2-9]{6}$"))
+    expect(code).to_have_text(re.compile(r"^[A-Z2-9]{8}$"))
     expect(page.locator("#class-qr svg")).to_have_count(1)
     return code.inner_text()
 
@@ -160,6 +160,6 @@ def test_a_class_of_examples_ticked_in_the_form(serve, page):
         page.locator("#class-examples").get_by_text(title, exact=True).click()
     page.click("#class-open")
     code = page.locator("#class-presenter .class-code b")
-    expect(code).to_have_text(re.compile(r"^[A-Z2-9]{6}$"))
+    expect(code).to_have_text(re.compile(r"^[A-Z2-9]{8}$"))
     items = CLASSES.by_code(code.inner_text()).lesson.items
     assert [benchmark.id for benchmark, _ in items] == ["blind/nested-squares", "blind/touching-circles"]

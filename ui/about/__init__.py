@@ -61,9 +61,11 @@ The **Class** tab runs a lesson: students join on their phones (the link, its QR
 code), answer with taps, and the teacher's screen reveals their answers beside the models'. Its
 named API endpoints, for a notebook with `gradio_client`: `class_open(benchmark, params, count,
 seconds, models)`, `class_join(code, name)`, `class_item(student_token)`, `class_answer(student_token,
-answer)`, `class_next(teacher_token)`, `class_reveal(teacher_token)`, `class_results(teacher_token)`;
-each returns a JSON object, a refusal `{{"error": "..."}}`. Classes live in this server's memory for
-{hours:g} hours at most ({students} students, {items} items each; {classes} classes at once).
+answer)`, `class_next(teacher_token)`, `class_reveal(teacher_token)`, `class_results(teacher_token)`,
+`class_close(teacher_token)`; each returns a JSON object, a refusal `{{"error": "..."}}`. Classes live
+in this server's memory for {hours:g} hours at most, {empty:g} minutes if nobody joins, and {grace:g}
+minutes after the lesson ends ({students} students, {items} items each; {classes} classes at once;
+one page holds one seat).
 """
 
 
@@ -129,5 +131,6 @@ def about_text() -> str:
     bounds = ClassBounds()
     illusions = ", ".join(f"`illusion/{family}`" for family in FAMILIES)
     return ABOUT.format(hours=bounds.lifetime / 3600, students=bounds.max_students, items=bounds.max_items,
+                        empty=bounds.empty_lifetime / 60, grace=bounds.grace / 60,
                         classes=bounds.max_classes, illusions=illusions, illusion_count=len(FAMILIES),
                         pixels=PIXELS_ANSWER)  # fmt: skip

@@ -97,7 +97,9 @@ def build_class(
                     with gr.Row():
                         next_button = gr.Button("Next", variant="primary", size="lg", elem_id="class-next")
                         reveal_button = gr.Button("Reveal", size="lg", elem_id="class-reveal")
-                    end_button = gr.Button("End of lesson", size="sm", elem_id="class-end")
+                    with gr.Row():
+                        end_button = gr.Button("End of lesson", size="sm", elem_id="class-end")
+                        close_button = gr.Button("Close the class", size="sm", elem_id="class-close")
             revealed = gr.HTML(elem_id="class-revealed")
             summary = gr.HTML(elem_id="class-results")
             curve = gr.Plot(show_label=False, visible=False, elem_id="class-curve")
@@ -143,6 +145,9 @@ def build_class(
     reveal_button.click(teacher.reveal, teacher_token, revealed, **private)
     end_button.click(teacher.results, teacher_token, [summary, curve, csv_file, json_file], **private)
     publish.click(teacher.publish, teacher_token, published, **private)
+    close_button.click(teacher.close_lesson, teacher_token,
+                       [teacher_token, presenter, qr, item_picture, item_text, revealed, teacher_timer],
+                       **private).then(lambda: gr.update(open=True), None, form, **private)  # fmt: skip
     api.register()
 
     def on_link(request: gr.Request) -> list[Any]:

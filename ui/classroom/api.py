@@ -11,6 +11,7 @@ an exception, so a script reads the reason like a person does.
     class_next(teacher_token) -> {phase, index, answered, students, ...}
     class_reveal(teacher_token) -> {tally, truth, models, ...}
     class_results(teacher_token) -> {items: [...], overall, fit}
+    class_close(teacher_token) -> {closed: true}
 
 Every endpoint but class_open is cheap, in-memory work, served without the queue: a script may
 POST straight to `/gradio_api/run/<name>` with `{"data": [...]}`, every parameter given (`null`
@@ -32,11 +33,12 @@ from probes.classroom import ClassError, lesson_results
 from probes.core.errors import ProbeError
 from probes.running.limits import current as limits
 from ui.classroom.lessons import (
-    CLASSES,
     answer_text,
+    close,
+    join,
     lesson_items,
+    may_open,
     open_class,
-    plain_text,
     room_for,
     text_field,
 )
@@ -83,6 +85,7 @@ def class_open(
     untimed; models comma-separated, at most four)."""
 
     def work() -> dict[str, Any]:
+        may_open(request)
         named, listed = text_field("benchmark", benchmark), text_field("models", models)
         chosen = [m.strip() for m in listed.split(",") if m.strip()]
         items = lesson_items("benchmark", named, text_field("params", params), count, 0, None)
@@ -92,11 +95,12 @@ def class_open(
     return _answer(work)
 
 
-def class_join(code: str, name: str) -> dict[str, Any]:
-    """Join the class with this code under a nickname (optional)."""
+def class_join(code: str, name: str, request: gr.Request) -> dict[str, Any]:
+    """Join the class with this code under a nickname (optional). One session holds one seat: a
+    second join from it gives back the same student."""
 
     def work() -> dict[str, Any]:
-        room, token = CLASSES.join(plain_text(code), plain_text(name) or None)
+        room, token = join(code, name, request)
         return {"student_token": token, "name": room.student(token).name}
 
     return _answer(work)
@@ -151,7 +155,18 @@ def class_results(teacher_token: str) -> dict[str, Any]:
     return _answer(work)
 
 
-ENDPOINTS = (class_open, class_join, class_item, class_answer, class_status, class_next, class_reveal, class_results)
+def class_close(teacher_token: str) -> dict[str, Any]:
+    """End the class now: every token of it stops working and its place on the server frees up."""
+
+    def work() -> dict[str, Any]:
+        close(teacher_token)
+        return {"closed": True}
+
+    return _answer(work)
+
+
+ENDPOINTS = (class_open, class_join, class_item, class_answer, class_status, class_next, class_reveal, class_results,
+             class_close)  # fmt: skip
 
 
 def register() -> None:

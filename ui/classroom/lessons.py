@@ -16,7 +16,7 @@ from typing import Any
 import gradio as gr
 
 from probes.asking.prompting import assemble_prompt
-from probes.classroom import ClassError, Classes, ClassRoom, Lesson, Pace
+from probes.classroom import ClassError, Classes, ClassRoom, Lesson, Pace, Who
 from probes.core.benchmark import Benchmark
 from probes.core.errors import ProbeError, UsageError
 from probes.core.params import parse_params
@@ -30,7 +30,7 @@ from probes.running.runner import RunPlan, cache_key, run
 from ui import examples
 from ui import items as item_choice
 from ui.common import backend_for, charge, paid_by_server, user_message
-from ui.sessions import lease_for, reading
+from ui.sessions import lease_for, reading, visitor
 
 CLASSES = Classes()
 MAX_MODELS = 4
@@ -42,6 +42,28 @@ CONDITION = Condition()  # the class is asked the item as it is; so are the mode
 # token, a button's value): any type, not only the strings the page sends. They are read here,
 # so that a list or an object is refused as a forged token or an unreadable answer is, not an
 # internal error with a traceback in the log for every such request.
+
+
+def who(request: gr.Request | None) -> Who:
+    """The page and address a class's request came from (a reloaded page is the same visitor)."""
+    seen = visitor(request)
+    return Who(seen.session, seen.client)
+
+
+def may_open(request: gr.Request | None) -> None:
+    """On a public Space, refuse a visitor who holds their share of classes before any work."""
+    if limits().public:
+        CLASSES.may_open(who(request))
+
+
+def join(code: object, name: object, request: gr.Request | None) -> tuple[ClassRoom, str]:
+    """A seat in the class with `code` for this page (its own seat again if it has one)."""
+    return CLASSES.join(plain_text(code), plain_text(name) or None, who(request))
+
+
+def close(token: object) -> None:
+    """The teacher's token ends its class now (anything else is refused as a forged token is)."""
+    CLASSES.close(token if isinstance(token, str) else "")
 
 
 def room_for(token: object) -> ClassRoom:
@@ -119,7 +141,9 @@ def open_class(
     backends = {model: backend_for(model, keys) for model in chosen}  # refused models say why, now
     seconds = seconds_per_item(seconds)
     lesson = Lesson(tuple(items), seconds, tuple(chosen), Pace(pace), title)
-    room = CLASSES.open(lesson)
+    # On a public Space a class is its opener's, who holds a few at most; a teacher's own machine
+    # trusts its teacher.
+    room = CLASSES.open(lesson, who(request) if limits().public else None)
     ask_models(room, backends, keys, request)
     return room
 

@@ -14,7 +14,8 @@ import gradio as gr
 from probes.classroom import ClassError
 from probes.core.errors import ProbeError
 from probes.core.types import AnswerKind
-from ui.classroom.lessons import CLASSES, answer_text, plain_text, room_for
+from ui.classroom.lessons import answer_text, room_for
+from ui.classroom.lessons import join as take_seat
 from ui.classroom.views import student_html
 from ui.common import user_message
 
@@ -25,10 +26,10 @@ def _message(text: str) -> str:
     return f'<div class="class-student"><p class="big">{html.escape(text)}</p></div>'
 
 
-def join(code: str, name: str) -> list[Any]:
+def join(code: str, name: str, request: gr.Request) -> list[Any]:
     """[token, page, join box visible, timer active]."""
     try:
-        _, token = CLASSES.join(plain_text(code), plain_text(name) or None)
+        _, token = take_seat(code, name, request)
     except (ClassError, ProbeError) as exc:
         return [gr.update(), _message(str(exc)), gr.update(visible=True), gr.update(active=False)]
     except Exception as exc:  # noqa: BLE001 - user_message logs what is not the student's mistake

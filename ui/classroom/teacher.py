@@ -6,9 +6,7 @@ rows). Only the browser holding the teacher's token (gr.BrowserState) controls t
 
 from __future__ import annotations
 
-import csv
 import html
-import io
 import json
 import tempfile
 from pathlib import Path
@@ -18,10 +16,13 @@ import gradio as gr
 
 from probes.classroom import ClassError, answers_table, lesson_results
 from probes.core.errors import ProbeError
-from ui.classroom.lessons import lesson_items, open_class, room_for
+from probes.files.spreadsheet import csv_text
+from probes.running.limits import current as limits
+from ui.classroom.lessons import close, lesson_items, may_open, open_class, room_for
 from ui.classroom.views import curve_figure, presenter_html, qr_svg, results_html, reveal_html
 from ui.common import session_keys, user_message
-from ui.sessions import CLASS_PEOPLE, people_quota, shared_store
+from ui.sessions import PEOPLE_LIMITS, lease_for, pooled_answer, shared_store, visitor
+from ui.sessions import room_for as room_in_own_results
 
 DOWNLOADS = Path(tempfile.gettempdir()) / "probe-classes"
 
@@ -55,6 +56,7 @@ def open_lesson(
     """[teacher token, presenter, QR, message, timer active]. `source`: "benchmark" or "examples";
     `typed_keys`: the key boxes' values (the build names them, ui.common.with_key_parameters)."""
     try:
+        may_open(request)
         items = lesson_items(source, benchmark, params, count, seed, picked)
         room = open_class(request, items, seconds, pace, models or [], session_keys(*typed_keys), benchmark or "")
     except (ClassError, ProbeError) as exc:
@@ -118,6 +120,17 @@ def next_item(token: str, request: gr.Request) -> list[Any]:
     return [presenter_html(status, _link(request, room.code)), image, question, ""]
 
 
+def close_lesson(token: str) -> list[Any]:
+    """[teacher token, presenter, QR, image, question, reveal, timer active]: the class ends now
+    (its students' pages say so), its place on the server frees up, and the form opens again."""
+    try:
+        close(token)
+    except (ClassError, ProbeError) as exc:
+        return [gr.skip(), _warn(str(exc)), *[gr.skip()] * 4, gr.skip()]
+    closed = '<div class="class-presenter"><p>The class is closed: its code and links no longer work.</p></div>'
+    return ["", closed, "", gr.update(value=None, visible=False), "", "", gr.update(active=False)]
+
+
 def reveal(token: str) -> str:
     try:
         shown = room_for(token).reveal(token)
@@ -139,11 +152,8 @@ def results(token: str) -> list[Any]:
     answers = answers_table(room)
     DOWNLOADS.mkdir(parents=True, exist_ok=True)
     stem = DOWNLOADS / f"class-{room.code}"
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=["student", "number", "item", "item_id", "answer", "correct", "seconds"])
-    writer.writeheader()
-    writer.writerows(answers)
-    stem.with_suffix(".csv").write_text(buffer.getvalue(), encoding="utf-8")
+    table = csv_text(["student", "number", "item", "item_id", "answer", "correct", "seconds"], answers)
+    stem.with_suffix(".csv").write_text(table, encoding="utf-8")
     stem.with_suffix(".json").write_text(json.dumps({**summary, "answers": answers}, indent=2, default=str),
                                          encoding="utf-8")  # fmt: skip
     figure = curve_figure(summary["fit"])
@@ -153,16 +163,45 @@ def results(token: str) -> list[Any]:
 
 
 def publish(token: str, request: gr.Request) -> str:
-    """The class's answers join the people rows (the teacher's choice, once)."""
+    """The class's answers join the people rows (the teacher's choice, once). On a public Space
+    only where its operator lets classes publish, and then each student's answers within the
+    Human tab's bounds for the page and address they joined from (each counted once per item); the
+    rest, or all of them, stay in the teacher's own results."""
     try:
         room = room_for(token)
         room.check_teacher(token)
         if room.published:
             return "Already published."
-        answers = room.class_results()
-        people_quota(request, len(answers), CLASS_PEOPLE)  # a class's allowance, all of it or none
-        shared_store().record_many([(result, None, "") for result in answers])
+        answers = room.answers_by_who()
+        if not limits().public:  # the teacher's own machine: its store is theirs
+            pooled, own = [result for _, result in answers], []
+        elif not limits().class_publish:
+            room_in_own_results(request, len(answers))
+            pooled, own = [], [result for _, result in answers]
+        else:
+            room_in_own_results(request, len(answers))  # the most that could stay there
+            teacher = visitor(request)
+            pooled, own = [], []
+            for who, result in answers:
+                session, client = (who.session, who.address) if who is not None else (teacher.session, teacher.client)
+                (pooled if pooled_answer(session, client, result.benchmark, result.item_id) else own).append(result)
+        if pooled:
+            shared_store().record_many([(result, None, "") for result in pooled])
+        if own:
+            with lease_for(request) as lease:
+                lease.store.record_many([(result, None, "") for result in own])
         room.published = True
     except (ClassError, ProbeError) as exc:
         return _warn(str(exc))
-    return f"Published {len(answers)} answers to the people rows: the Scoreboard shows them beside the models."
+    return published_message(len(pooled), len(own), limits().public and not limits().class_publish)
+
+
+def published_message(pooled: int, own: int, closed: bool) -> str:
+    if closed:
+        return (f"Kept the class's {own} answers in your own results (your Scoreboard shows them): this Space "
+                "keeps its people rows to the Human tab's visitors; its operator can let classes publish there.")  # fmt: skip
+    said = f"Published {pooled} answers to the people rows: the Scoreboard shows them beside the models."
+    if own:
+        said += (f" {own} more stay in your own results: each address adds at most "
+                 f"{PEOPLE_LIMITS['client_limit']} people's answers an hour here, and each person counts once an item.")  # fmt: skip
+    return said
