@@ -4,9 +4,7 @@ code path, so a download from the app and the command's output agree column for 
 
 from __future__ import annotations
 
-import csv
 import functools
-import io
 import json
 from collections.abc import Iterable, Mapping, Sequence
 
@@ -16,6 +14,7 @@ from probes.analysis.scoring import Counts, Row, aggregate, published_rows, refe
 from probes.core.errors import BenchmarkError
 from probes.core.registry import benchmark_ids, generated_families, get_benchmark
 from probes.core.types import Result
+from probes.files.spreadsheet import csv_text
 
 COLUMNS = list(Row.__dataclass_fields__)
 
@@ -108,8 +107,4 @@ def to_json(rows: Sequence[Row], calibrations: Calibrations | None = None) -> st
 
 
 def to_csv(rows: Sequence[Row], calibrations: Calibrations | None = None) -> str:
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=COLUMNS + (list(CALIBRATION_COLUMNS) if calibrations else []))
-    writer.writeheader()
-    writer.writerows(_dicts(rows, calibrations))
-    return buffer.getvalue()
+    return csv_text(COLUMNS + (list(CALIBRATION_COLUMNS) if calibrations else []), _dicts(rows, calibrations))

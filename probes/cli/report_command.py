@@ -14,8 +14,6 @@ Every view prints as a table, CSV or JSON (a list of rows).
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -28,6 +26,7 @@ from probes.analysis.scoring import Row
 from probes.cli.table import table
 from probes.core.errors import UsageError
 from probes.core.types import AnswerKind
+from probes.files.spreadsheet import csv_text
 from probes.running.cells import Where
 from probes.running.store import Store, default_path
 
@@ -127,12 +126,7 @@ def _print(rows: list[Mapping[str, Any]], form: str) -> int:
     if form == "json":
         print(json.dumps([_finite(row) for row in rows], indent=2, ensure_ascii=False))
     elif form == "csv":
-        buffer = io.StringIO()
-        if rows:
-            writer = csv.DictWriter(buffer, fieldnames=list(rows[0]))
-            writer.writeheader()
-            writer.writerows(rows)
-        print(buffer.getvalue(), end="")
+        print(csv_text(list(rows[0]), rows) if rows else "", end="")
     else:
         print(_plain_table(rows) if rows else "no results match")
     return 0

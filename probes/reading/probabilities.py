@@ -7,7 +7,13 @@
   each read as the answer it spells (" A", "A", "a)", "(a" are all answer a; "Yes", " yes" are
   yes), summed per answer and normalised; `mass` the share of the token's probability that
   spelled one of the item's answers (alternatives beyond the top ones the server sent count as
-  none of them); `top` the alternatives as sent, for a person to read.
+  none of them); `top` the alternatives as sent, for a person to read. The alternatives at a
+  token are distinct tokens, one of which came next: their probabilities add up to 1 at most.
+  Where a server's add up to more (several at log probability 0, a token listed twice at a high
+  one: a server that lies, or is broken) they are no distribution, and which of them is right
+  cannot be told, so the reply has no probabilities at all rather than numbers rescaled into
+  looking like some. A token text listed twice (two tokens that decode alike, as byte tokens
+  do) counts twice: both were offered.
 
 Where the answer was given: after the last answer marker ("Answer:", "I choose"), the first
 token that spells the parsed answer; without a marker the last such token. So a chain-of-thought
@@ -33,6 +39,10 @@ from probes.reading.common import NUMBER_WORDS
 from probes.reading.parsing import _MARKER  # the markers the parser reads an answer after
 
 _PUNCTUATION = " \t\n()[]{}*.:,;'\"`_-"
+# How far past 1 the alternatives at one token may add up: a server rounds each log probability
+# (float32, printed to a few digits), which puts an honest top-20 at most some 1e-5 past 1; a
+# thousandth is room for that and far below a percent anyone would read.
+SUM_SLACK = 1e-3
 _WORD_OF = {value: word for word, value in NUMBER_WORDS.items() if word != "none"}
 
 
@@ -114,19 +124,21 @@ def from_tokens(item: Item, reply: str, parsed: Any, tokens: Sequence[TokenChoic
     if place is None:
         return None
     token = tokens[place]
-    alternatives = dict(token.top)
-    alternatives.setdefault(token.token, token.logprob)
+    alternatives = [(text, math.exp(logprob)) for text, logprob in token.top]
+    if token.token not in {text for text, _ in alternatives}:
+        alternatives.append((token.token, math.exp(token.logprob)))
+    if sum(p for _, p in alternatives) > 1 + SUM_SLACK:
+        return None  # not a distribution: no share of it can be told true (module docstring)
     word_of = {word: key for key, words in forms.items() for word in words}
     per_answer = dict.fromkeys(forms, 0.0)
-    for text, logprob in alternatives.items():
+    for text, p in alternatives:
         key = word_of.get(_normal(text))
         if key is not None:
-            per_answer[key] += math.exp(logprob)
+            per_answer[key] += p
     found = _normalised(per_answer)
     if found is None:
         return None
-    top = tuple(sorted(((text, math.exp(lp)) for text, lp in alternatives.items()), key=lambda pair: -pair[1]))
-    return Probabilities(found.p, found.mass, top)
+    return Probabilities(found.p, found.mass, tuple(sorted(alternatives, key=lambda pair: -pair[1])))
 
 
 def answer_place(reply: str, words: Sequence[str], tokens: Sequence[tuple[int, str]]) -> int | None:

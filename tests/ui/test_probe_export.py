@@ -11,6 +11,7 @@ import numpy as np
 from PIL import Image
 from playwright.sync_api import expect
 
+from probes.files.spreadsheet import inert
 from tests.ui.conftest import screenshot
 from tests.ui.test_probe_tab import choose_model, tick
 from ui.probe import export as probe_export
@@ -100,6 +101,8 @@ def test_file_names_are_cut_between_words():
 
 
 def test_model_text_never_becomes_a_spreadsheet_formula():
-    assert probe_export._inert('=HYPERLINK("http://example.invalid")').startswith("'=")
-    assert probe_export._inert("-1+2") == "'-1+2"
-    assert probe_export._inert("Yes") == "Yes"
+    # The rule is the one every CSV download shares (tests/probes/test_spreadsheet.py, and each
+    # download through its handler in tests/ui/test_csv_downloads.py).
+    assert inert('=HYPERLINK("http://example.invalid")').startswith("'=")
+    assert inert("-1+2") == "'-1+2"
+    assert inert("Yes") == "Yes"

@@ -3,8 +3,6 @@ day after their last visit) as CSV and JSON, the replies as they were stored."""
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import tempfile
 from pathlib import Path
@@ -13,6 +11,7 @@ from typing import Any
 import gradio as gr
 
 from probes.core.types import Result
+from probes.files.spreadsheet import csv_text
 from ui.sessions import SESSIONS, visitor
 
 FOLDER = Path(tempfile.gettempdir()) / "probe-my-results"  # swept hourly (app.py)
@@ -40,10 +39,8 @@ def download(request: gr.Request) -> list[Any]:
         lease.release()
     FOLDER.mkdir(parents=True, exist_ok=True)
     stem = FOLDER / f"my-results-{visitor(request).session[-12:]}"
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=COLUMNS)
-    writer.writeheader()
-    writer.writerows({k: json.dumps(v) if isinstance(v, list | dict) else v for k, v in row.items()} for row in rows)
-    stem.with_suffix(".csv").write_text(buffer.getvalue(), encoding="utf-8")
+    table = csv_text(COLUMNS, ({k: json.dumps(v) if isinstance(v, list | dict) else v for k, v in row.items()}
+                               for row in rows))  # fmt: skip
+    stem.with_suffix(".csv").write_text(table, encoding="utf-8")
     stem.with_suffix(".json").write_text(json.dumps(rows, indent=1, ensure_ascii=False, default=str), encoding="utf-8")
     return [f"{len(rows)} results.", str(stem.with_suffix(".csv")), str(stem.with_suffix(".json"))]

@@ -10,7 +10,6 @@ between words): a slide deck's file list shows them whole.
 from __future__ import annotations
 
 import base64
-import csv
 import io
 import re
 import secrets
@@ -23,6 +22,7 @@ from PIL import Image, ImageDraw, ImageFont
 
 from models.types import fit_within
 from probes.core.types import Item
+from probes.files.spreadsheet import csv_text as spreadsheet_csv
 from ui.items import ItemSpec
 from ui.probe.grid import Cell, Sent, Shown, chances_words, shown_answer, shown_cell, target_value
 
@@ -31,8 +31,6 @@ NAME_CHARS = 56  # a file name's stem; with ".png" under 60
 # `probabilities`: the answers' probabilities where the model gave them ("A 62% · B 30%"), in the
 # order shown; `alternatives`: the tokens offered at the answer. Empty where it gave none.
 COLUMNS = ("model", "condition", "answer", "verdict", "latency_s", "probabilities", "alternatives", "reply", "note")
-# A spreadsheet runs a cell that starts with one of these as a formula: model text never does.
-FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 WIDTH = 1600  # px: a 16:9 slide's width at a projector's resolution
 MARGIN = 40
@@ -129,20 +127,9 @@ def rows(probed: Probed) -> list[dict[str, str]]:
     return out
 
 
-def _inert(value: str) -> str:
-    return "'" + value if value.startswith(FORMULA_START) else value
-
-
 def csv_text(probed: Probed) -> str:
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=COLUMNS, lineterminator="\n")
-    writer.writeheader()
-    for row in rows(probed):
-        # Model ids and conditions are ours; model text is not, and is kept from being a formula.
-        writer.writerow(
-            {k: _inert(v) if k in ("answer", "alternatives", "reply", "note") else v for k, v in row.items()}
-        )
-    return buffer.getvalue()
+    """The rows as a spreadsheet may open them: no cell runs as a formula (probes/files/spreadsheet.py)."""
+    return spreadsheet_csv(COLUMNS, rows(probed))
 
 
 # --- PNG ------------------------------------------------------------------------------------
