@@ -130,6 +130,13 @@ def link_store() -> LinkStore:
     return LinkStore(default_path().with_name("links.sqlite"))
 
 
+def link_id(request: gr.Request | None, probe: str) -> str:
+    """The id under which this visitor's answers to `probe` (the probe's description) are kept for
+    its link: keyed by the server's secret, so nobody else can name it, and the same for the same
+    probe asked again, so a press of Ask never makes a second copy."""
+    return identity.keyed("link", f"{visitor(request).session}\0{probe}")[:32]
+
+
 def sweep_links() -> None:
     """Replies kept for links past their days go (on a public Space: only it keeps any)."""
     if limits().public:

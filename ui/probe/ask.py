@@ -22,7 +22,7 @@ from probes.demo.conditions import CONDITIONS, probe_config
 from probes.files.images import check_image_file
 from probes.running.deadline import run_within
 from probes.running.limits import current as limits
-from probes.running.link_store import new_link_id, today
+from probes.running.link_store import today
 from probes.running.runner import Progress, RunPlan, preflight
 from probes.running.store import Store
 from ui import items as item_choice
@@ -30,7 +30,7 @@ from ui.common import backend_for, paid_by_server, session_keys, spender, user_m
 from ui.probe.export import Probed
 from ui.probe.grid import Cell, Sent, grid_html, prompts_html, sent_as
 from ui.probe.share import encode
-from ui.sessions import Lease, lease_off_loop, link_store, release_after, room_for, run_store
+from ui.sessions import Lease, lease_off_loop, link_id, link_store, release_after, room_for, run_store, visitor
 
 CONDITION_PIXELS = 16_000_000  # conditions asked at once: as many as fit these pixels (at least one)
 GENERATED_PIXELS = 1152 * 1152  # a generated picture, counted as the papers' largest canvas
@@ -91,8 +91,11 @@ async def probe(
     assert lease is not None
     cells = {(m, n): Cell("failed", message=refused[m]) if m in refused else Cell() for m in models for n in names}
     # On a public Space a probe's link carries an id under which the answers paid with the
-    # visitor's own key are kept (30 days), so that the link replays them for anyone.
-    link = new_link_id() if limits().public else None
+    # visitor's own key are kept (30 days), so that the link replays them for anyone; the same
+    # probe asked again by the same visitor keeps them under the same link, not a new one.
+    # An upload has no link (its files are the visitor's): nothing is kept for it.
+    description = probe_query(spec, models, names, None)
+    link = link_id(request, description) if limits().public and description else None
     query = probe_query(spec, models, names, link)
     try:
         yield [status_html(f"Asking {len(models)} model(s) under {len(names)} condition(s)…"),
@@ -191,11 +194,13 @@ async def probe(
             finished += 1
             cells[(model, name)] = cell
             last = finished == total
+            unkept = 0
             if last and kept:
-                await asyncio.to_thread(_keep_for_link, link, kept, lease.store)
+                unkept = await asyncio.to_thread(_keep_for_link, link, kept, lease.store, request)
             status = f"{finished} of {total} answered" + (
                 " · the address now replays this probe" if last and query else ""
-            )
+            ) + (f" · {unkept} answer(s) could not be kept for the link: this Space keeps as many as it can"
+                 if unkept else "")  # fmt: skip
             # The last frame carries everything: an API client reads its answer from it.
             shown_prompts = prompts if last else gr.skip()
             done_grid = (
@@ -255,8 +260,11 @@ def probe_query(
     return f"?probe={encoded}" if encoded else ""
 
 
-def _keep_for_link(link: str, kept: list[tuple[str, Output]], own: Store) -> None:
+def _keep_for_link(link: str, kept: list[tuple[str, Output]], own: Store, request: gr.Request | None) -> int:
     """Each reply as the run stored it in the visitor's own store (with its probabilities, so a
-    replay shows the same bars), else as it was answered."""
+    replay shows the same bars), else as it was answered, kept as this visitor's; how many the
+    link store had no room for."""
     stored = own.cached_many([key for key, _ in kept])
-    link_store().keep(link, [(key, stored.get(key, output)) for key, output in kept])
+    who = visitor(request)
+    replies = list(dict((key, stored.get(key, output)) for key, output in kept).items())
+    return len(replies) - link_store().keep(link, replies, owner=who.session, address=who.client)
