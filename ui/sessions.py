@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import hashlib
+import hmac
 import re
 import secrets
 import threading
@@ -53,10 +54,13 @@ def visitor(request: gr.Request | None) -> Visitor:
 
 
 class Visitors:
-    """Which visitor each page load belongs to: a browser keeps a random token (gr.BrowserState)
-    and gives it back as its page loads, so a reload (a new Gradio session) finds the same session
-    store, budgets and tag. The map is bounded (the oldest page loads are forgotten first: such a
-    page falls back to its own Gradio session until it is reloaded)."""
+    """Which visitor each page load belongs to: a browser keeps a token (gr.BrowserState) and gives
+    it back as its page loads, so a reload (a new Gradio session) finds the same session store,
+    budgets and tag. A token is a random part signed with the server's secret: anyone can read the
+    browser state's own secret in `/config`, so a token a browser holds is believed only if this
+    server signed it (a made-up or another server's token starts a fresh visitor). The map is
+    bounded (the oldest page loads are forgotten first: such a page falls back to its own Gradio
+    session until it is reloaded)."""
 
     BOUND = 100_000
 
@@ -67,7 +71,7 @@ class Visitors:
     def remember(self, page: str, held: str | None) -> str:
         """The visitor of page load `page`: the token its browser holds if it is one we made,
         else a new one (for the browser to keep)."""
-        token = held if isinstance(held, str) and TOKEN.fullmatch(held) else new_visitor_token()
+        token = held if signed(held) else new_visitor_token()
         with self._lock:
             self._by_page[page] = token
             self._by_page.move_to_end(page)
@@ -80,12 +84,24 @@ class Visitors:
             return self._by_page.get(page, page)
 
 
-TOKEN = re.compile(r"v-[A-Za-z0-9_-]{22,64}")
+TOKEN = re.compile(r"v-([A-Za-z0-9_-]{32})\.([0-9a-f]{32})")
 VISITORS = Visitors()
 
 
 def new_visitor_token() -> str:
-    return "v-" + secrets.token_urlsafe(24)  # 192 bits: a visitor's store is theirs alone
+    """`v-<random>.<signature>`: 192 random bits (a visitor's store is theirs alone), signed."""
+    random_part = secrets.token_urlsafe(24)
+    return f"v-{random_part}.{_signature(random_part)}"
+
+
+def signed(held: object) -> bool:
+    """Whether `held` is a visitor token this server made (its signature checks out)."""
+    found = TOKEN.fullmatch(held) if isinstance(held, str) else None
+    return found is not None and hmac.compare_digest(found.group(2), _signature(found.group(1)))
+
+
+def _signature(random_part: str) -> str:
+    return identity.keyed("visitor token", random_part)[:32]  # 128 bits of HMAC-SHA256
 
 
 def visitor_state() -> gr.BrowserState:
