@@ -10,7 +10,8 @@ family's calls are in a module of its own beside this one:
 - bench/abuse_attacks_links.py: share links, people's tags, sessions during an evaluation;
 - bench/abuse_attacks_replies.py: model servers that lie;
 - bench/abuse_attacks_decode.py: uploads whose structure costs a decoder minutes;
-- bench/abuse_attacks_class.py: a class's endpoints, forged tokens and a polling flood.
+- bench/abuse_attacks_class.py: a class's endpoints, forged tokens and a polling flood;
+- bench/abuse_attacks_round3.py: classes hoarded and published, links flushed, exports into traps.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from bench.abuse_attacks_forms import (
 )
 from bench.abuse_attacks_links import identity_collision, links_server_folder, sessions_during_evaluation
 from bench.abuse_attacks_replies import lying_servers
+from bench.abuse_attacks_round3 import class_hoard, class_publish, export_traps, link_flush
 from bench.abuse_attacks_sessions import five_evaluations, fresh_sessions, spoofed_addresses, thousand_clicks
 from bench.abuse_attacks_work import (
     exports,
@@ -141,4 +143,21 @@ ATTACKS += [
            shown="class: 20 students x 100 polls of class_item as fast as they can (picture each time)"),
     Attack("class-fresh-sessions", new_sessions, repeat=False, timeout=300, env=FRESH_SESSIONS_ENV,
            shown="1,000 calls (a class's forged token) from one address, each under a session never seen"),
+]  # fmt: skip
+
+
+# --- issue 33, the third round: classes one visitor could hoard or publish, links flushed for
+# free, exports that deleted what they did not write ----------------------------------------------
+
+
+ATTACKS += [
+    Attack("class-hoard", class_hoard, repeat=False, shown="class: one session opens 45 classes"),
+    Attack("class-publish", class_publish, repeat=False, timeout=600,
+           shown="class: 120 made-up students (one address) x 3 items, then Publish (a Space's default)"),
+    Attack("class-publish-allowed", class_publish, repeat=False, timeout=600, env={"PROBE_CLASS_PUBLISH": "1"},
+           shown="the same where the operator lets classes publish"),
+    Attack("link-flush", link_flush, repeat=False, timeout=900,
+           shown="links: 200 free presses + 20 own-key probes beside another visitor's link"),
+    Attack("export-traps", export_traps, repeat=False, timeout=900,
+           shown="generate hf / lmms-eval / png into a dataset folder and 3 planted links (12 runs)"),
 ]  # fmt: skip
