@@ -20,7 +20,7 @@ from probes.running.settings import check as check_settings
 from ui.about import build_about
 from ui.about.my_results import FOLDER as MY_RESULTS
 from ui.body_bound import BodyBound
-from ui.classroom import browser_tokens, build_class
+from ui.classroom import browser_tokens, build_class, student_page
 from ui.cleanup import start_sweeper
 from ui.common import IMAGE_FILES
 from ui.evaluate import build_evaluate
@@ -36,6 +36,10 @@ from ui.sessions import SESSIONS, remember_visitor, sweep_links, visitor_state
 from ui.stimuli import LAB_DIR, build_stimuli
 
 CSS = (Path(__file__).parent / "assets" / "app.css").read_text(encoding="utf-8")
+# The Class tab's presenter follows its class's event stream (the count as answers arrive).
+PRESENTER_HEAD = (
+    f"<script>{(Path(__file__).parent / 'assets' / 'class' / 'presenter.js').read_text(encoding='utf-8')}</script>"
+)
 QUEUE_SIZE = 64
 
 
@@ -50,7 +54,7 @@ def build_demo() -> gr.Blocks:
     # Gradio's own cache (uploads, served files) is emptied of files older than an hour, hourly.
     with gr.Blocks(title="Perception playground", delete_cache=(3600, 3600)) as demo:
         gr.Markdown("# Perception playground\nHow do vision-language models actually see? Probe them side by side.")
-        class_tokens = browser_tokens()
+        class_teacher = browser_tokens()
         # Who this browser is, across reloads: its results, budgets and name tag stay its own.
         visitor = visitor_state()
         # Every tab one tap away on a phone: the tab bar wraps instead of folding tabs into "•••".
@@ -68,7 +72,7 @@ def build_demo() -> gr.Blocks:
             with gr.Tab("Human", id="human"):
                 build_human()
             with gr.Tab("Class", id="class"):
-                lesson = build_class(class_tokens, tabs, "class")
+                lesson = build_class(class_teacher, tabs, "class")
             with gr.Tab("About", id="about"):
                 build_about()
         # "Ask models about this": the lab's stimulus goes on the Probe stage (the last item's answers
@@ -82,7 +86,7 @@ def build_demo() -> gr.Blocks:
         demo.load(remember_visitor, visitor, visitor, api_visibility="private")
         probe["after_load"](demo.load(*probe["on_load"], api_visibility="private"))
         # A `?class=` link opens the Class tab with its code; a reload finds a class in progress.
-        demo.load(*lesson["load"], api_visibility="private")
+        demo.load(**lesson["load"], api_visibility="private")
     # API-bound events may overlap; local models serialise themselves (one copy, one lock). The
     # queue is bounded: past it a visitor is told to come back, instead of the server piling up work.
     # Gradio's queue rebuilds a pandas summary of its last 10,000 events after every event (for
@@ -100,9 +104,11 @@ def launch_options() -> dict:
     is given), and any other request's body past ui/body_bound.py's bound before it is parsed.
     Gradio keeps at most `max_sessions` sessions' state, and in public mode one address opens at
     most `new_sessions` of them in ten minutes (ui/session_bound.py, after the body's bound).
-    A new dict each time: Gradio's launch writes into app_kwargs."""
-    return {"css": CSS, "max_file_size": "50mb", "state_session_capacity": limits().max_sessions,
-            "app_kwargs": {"middleware": [Middleware(BodyBound), Middleware(SessionBound)]}}  # fmt: skip
+    The student page of a class (`/class/CODE` and its JSON routes, ui/classroom/student_page.py)
+    is served beside Gradio's routes. A new dict each time: Gradio's launch writes into app_kwargs."""
+    return {"css": CSS, "head": PRESENTER_HEAD, "max_file_size": "50mb", "state_session_capacity": limits().max_sessions,
+            "app_kwargs": {"middleware": [Middleware(BodyBound), Middleware(SessionBound)],
+                           "routes": student_page.routes()}}  # fmt: skip
 
 
 def server_port() -> int:

@@ -14,7 +14,10 @@ and the teacher refreshing with nobody else about), and the app's peak RSS (its 
 Goal: p95 under 1 s and under 3x idle on this 2-core machine (the bench's own 61 clients share
 those cores with the app).
 
-Run from the repository root:  python -m bench.classroom [--students 60] [--items 10]
+`--hall`: a lecture hall of 300 on one school network through the students' own page, pushed
+rather than polled (bench/lecture_hall.py).
+
+Run from the repository root:  python -m bench.classroom [--students 60] [--items 10] [--hall]
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from pathlib import Path
 import httpx
 from gradio_client import Client
 
+from bench import lecture_hall
 from bench.abuse import Sampler, percentile
 from tests.ui.attacker import AppProcess
 
@@ -169,7 +173,11 @@ def main() -> None:
     parser.add_argument("--item-seconds", type=float, default=20.0)
     parser.add_argument("--idle-samples", type=int, default=20)
     parser.add_argument("--client", choices=sorted(CLIENT), default="direct")
+    parser.add_argument("--hall", action="store_true", help="the lecture hall (bench/lecture_hall.py): 300 students")
     args = parser.parse_args()
+    if args.hall:
+        lecture_hall.run(300 if args.students == 60 else args.students, 3 if args.items == 10 else args.items)
+        return
     global connect
     connect = CLIENT[args.client]
     with tempfile.TemporaryDirectory(prefix="bench-classroom-") as folder:

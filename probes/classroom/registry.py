@@ -199,3 +199,4 @@ class Classes:
             return
         for token in [room.teacher_token, *room.students]:
             self._tokens.pop(token, None)
+        room.changed()  # its pages learn that it is over

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from probes.classroom.changes import Changes
 from probes.core.benchmark import Benchmark
 from probes.core.errors import ProbeError
 from probes.core.types import AnswerKind, Item, Result, Status
@@ -130,9 +131,17 @@ class ClassRoom:
         self._per_address: Counter[str] = Counter()  # seats taken from each address
         self.model_answers: dict[tuple[str, int], Result | str] = {}  # a Result, or why there is none
         self.published = False
+        # What pages are told without asking (probes/classroom/changes.py): `stage` moves when what
+        # everyone sees changes (the item, the reveal, the end); `tally` moves with it and with every
+        # join and answer (what the presenter counts).
+        self.stage = Changes()
+        self.tally = Changes()
         self._lock = threading.RLock()
 
     # --- who is who ---------------------------------------------------------------------------
+
+    def is_teacher(self, token: str) -> bool:
+        return secrets.compare_digest(token or "", self.teacher_token)
 
     def check_teacher(self, token: str) -> None:
         if not secrets.compare_digest(token or "", self.teacher_token):
@@ -159,6 +168,7 @@ class ClassRoom:
             number = len(self.students) + 1
             student = Student(new_token(), clean_name(name, number), number, who=who)
             self.students[student.token] = student
+            self.tally.bump()
             if who is not None:
                 self._seats[who.session] = student
                 self._per_address[who.address] += 1
@@ -181,6 +191,7 @@ class ClassRoom:
                 self.phase = Phase.OPEN
                 seconds = self.lesson.seconds
                 self.deadline = self.clock() + seconds if seconds else None
+            self.changed()
             return self.status(token)
 
     def reveal(self, token: str) -> dict[str, Any]:
@@ -191,11 +202,13 @@ class ClassRoom:
                 self.phase = Phase.REVEALED
                 if self.ended_at is None:  # no more answers: the lesson is over
                     self.ended_at = self.clock()
+                self.changed()
                 return {"items": [self.item_tally(i) for i in range(len(self.lesson.items))]}
             if self.phase not in (Phase.OPEN, Phase.REVEALED):
                 raise ClassError("there is no item on screen to reveal: press Next first")
             self.phase = Phase.REVEALED
             self.deadline = None
+            self.changed()
             return self.item_tally(self.index)
 
     def finish(self, token: str) -> None:
@@ -207,6 +220,12 @@ class ClassRoom:
         self.phase, self.deadline = Phase.FINISHED, None
         if self.ended_at is None:
             self.ended_at = self.clock()
+        self.changed()
+
+    def changed(self) -> None:
+        """What everyone sees has changed (the class closed, too): every page is told."""
+        self.stage.bump()
+        self.tally.bump()
 
     # --- what everyone sees ---------------------------------------------------------------------
 
@@ -309,6 +328,7 @@ class ClassRoom:
             if result.status is not Status.ANSWERED:
                 raise ClassError("that answer could not be read: tap one of the answers")
             student.answers[index] = result
+            self.tally.bump()
             if self.lesson.pace is Pace.SELF:
                 student.index = index + 1
             return {"received": True, "index": index, "answer": _shown(item, result)}

@@ -1,7 +1,9 @@
 """The Class tab in a real browser: a teacher's presenter page (1920 x 1080) and three students'
-phones (390 px), each in its own browser context; joining by code and by link, answering with
-taps, the tally at the reveal against what they tapped, the truth reaching students only after
-the reveal, a reloaded student rejoining, and a student refused the teacher's endpoints."""
+phones (390 px) on the class's own page, each in its own browser context; joining by the code
+typed in the app, by the QR's link and by an old `?class=` address, answering with taps, the
+presenter's count and the tally at the reveal against what they tapped, the truth reaching
+students only after the reveal, a reloaded student rejoining, and a student refused the teacher's
+endpoints."""
 
 from __future__ import annotations
 
@@ -35,19 +37,24 @@ def teacher_opens(page, url: str, params: str, count: int, seconds: int = 0) -> 
     return code.inner_text()
 
 
-def student_joins(browser, url: str, code: str | None, name: str, link: bool = False):
+def student_joins(browser, url: str, code: str, name: str, way: str = "code"):
+    """A phone joining: `way` "code" (typed in the app's Join view), "link" (the QR's address) or
+    "old-link" (the whole app's `?class=` address): each ends on the class's own page."""
     context = browser.new_context(viewport=PHONE)
     page = context.new_page()
-    if link:
+    if way == "link":
+        page.goto(f"{url}/class/{code}")
+    elif way == "old-link":
         page.goto(f"{url}/?class={code}")
-        expect(page.locator("#class-code input, #class-code textarea").first).to_have_value(code)
     else:
         page.goto(url)
         open_tab(page, "Class")
         page.locator("#class-code input, #class-code textarea").first.fill(code.lower())
-    page.locator("#class-name input, #class-name textarea").first.fill(name)
-    page.click("#class-join-button")
-    expect(page.locator("#class-student-page")).to_contain_text("Waiting for the teacher")
+        page.click("#class-join-button")
+    expect(page).to_have_url(re.compile(rf"/class/{code}$"))
+    page.locator("#name").fill(name)
+    page.locator("#join button").click()
+    expect(page.locator("#message")).to_contain_text("Waiting for the teacher")
     return context, page
 
 
@@ -60,8 +67,8 @@ def test_a_class_answers_on_phones_and_the_reveal_shows_what_they_tapped(serve, 
         code = teacher_opens(board, url, "gap=-0.1,0.2 canvas=384 prompt=touching", 2)
         screenshot(board, tmp_path, "class-lobby-projector")
         phones = []
-        for number, name in enumerate(("Ada", "Bo", "Cy")):
-            context, phone = student_joins(browser, url, code, name, link=number == 0)
+        for name, way in (("Ada", "link"), ("Bo", "code"), ("Cy", "old-link")):
+            context, phone = student_joins(browser, url, code, name, way)
             contexts.append(context)
             phones.append(phone)
         expect(board.locator("#class-presenter")).to_contain_text("3 joined")
@@ -70,22 +77,24 @@ def test_a_class_answers_on_phones_and_the_reveal_shows_what_they_tapped(serve, 
         room = CLASSES.by_code(code)
         truth = room.lesson.items[0][1].target_text()
         tapped = {"Ada": "Yes", "Bo": "No", "Cy": "Yes"}
-        for phone, name in zip(phones, tapped, strict=True):
-            button = phone.locator("#class-answers button", has_text=tapped[name])
+        for count, (phone, name) in enumerate(zip(phones, tapped, strict=True), start=1):
+            button = phone.locator("#answers button", has_text=tapped[name])
             expect(button).to_be_visible()
-            expect(phone.locator("#class-student-image img")).to_be_visible()
+            expect(phone.locator("#picture")).to_be_visible()
             if name == "Ada":
                 screenshot(phone, tmp_path, "class-answering-phone")
-            expect(phone.locator("#class-student-page")).not_to_contain_text("Right answer")
+            expect(phone.locator("main")).not_to_contain_text("Right answer")
             button.click()
-            expect(phone.locator("#class-student-page")).to_contain_text(f"Answer received: {tapped[name]}")
+            expect(phone.locator("#message")).to_contain_text(f"Answer received: {tapped[name]}")
+            # The presenter's count moves with each tap (pushed to it, not waited for).
+            expect(board.locator("#class-presenter")).to_contain_text(f"{count} of 3 answered")
         screenshot(phones[0], tmp_path, "class-answered-phone")
-        expect(board.locator("#class-presenter")).to_contain_text("3 of 3 answered")
         for phone in phones:  # nothing of the truth before the reveal
-            expect(phone.locator("#class-student-page")).not_to_contain_text("Right answer")
-        # A reloaded phone finds its class again, at the same place.
+            expect(phone.locator("main")).not_to_contain_text("Right answer")
+        # A reloaded phone finds its class again, at the same place, and cannot answer twice.
         phones[1].reload()
-        expect(phones[1].locator("#class-student-page")).to_contain_text("Answer received: No")
+        expect(phones[1].locator("#message")).to_contain_text("Answer received: No")
+        expect(phones[1].locator("#answers button")).to_have_count(0)
         board.click("#class-reveal")
         bars = board.locator("#class-revealed .class-bar")
         expect(bars).to_have_count(2)
@@ -95,15 +104,15 @@ def test_a_class_answers_on_phones_and_the_reveal_shows_what_they_tapped(serve, 
         expect(board.locator("#class-revealed .class-truth")).to_contain_text(truth)
         expect(board.locator("#class-revealed .class-models")).to_contain_text("baseline/pixels")
         for phone, name in zip(phones, tapped, strict=True):
-            expect(phone.locator("#class-student-page")).to_contain_text(f"Right answer: {truth}")
+            expect(phone.locator("#message")).to_contain_text(f"Right answer: {truth}")
             verdict = "✓ right" if tapped[name] == truth else "✗ not this time"
-            expect(phone.locator("#class-student-page")).to_contain_text(verdict)
+            expect(phone.locator("#message")).to_contain_text(verdict)
         screenshot(board, tmp_path, "class-reveal-projector")
         screenshot(phones[0], tmp_path, "class-reveal-phone")
         board.click("#class-next")
         expect(board.locator("#class-presenter")).to_contain_text("item 2 of 2")
         for phone in phones:
-            expect(phone.locator("#class-student-page")).to_contain_text("Item 2 of 2")
+            expect(phone.locator("#where")).to_contain_text("Item 2 of 2")
         board.click("#class-end")
         expect(board.locator("#class-results")).to_contain_text("the class")
         expect(board.locator("#class-results")).to_contain_text("baseline/pixels")

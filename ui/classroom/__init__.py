@@ -3,9 +3,11 @@ a count, a sweep of an illusion's difference, or a hand-picked list of the Examp
 item; models to show beside the class), students join from their phones by the link, the QR code
 or the code, and the presenter's view reveals the class's answers beside the models'.
 
-The logic is `probes.classroom` (no Gradio); this package lays it out: `teacher` and `student`
-hold the page's handlers, `views` the HTML, `lessons` what the form makes of a class and the
-models asked beside it, `api` the named endpoints (`class_open`, `class_join`, ...)."""
+The logic is `probes.classroom` (no Gradio); this package lays it out: `teacher` holds the
+page's handlers, `views` the HTML, `lessons` what the form makes of a class and the models asked
+beside it, `api` the named endpoints (`class_open`, `class_join`, ...), `student_page` the
+students' own page (`/class/CODE`, served beside Gradio: a phone never loads the whole app) and
+`reach` the address phones can open."""
 
 from __future__ import annotations
 
@@ -16,56 +18,43 @@ import gradio as gr
 from probes.classroom import ClassError, Pace
 from ui import examples
 from ui.choices import CheckboxGroup, Dropdown, Radio
-from ui.classroom import api, lessons, student, teacher
-from ui.classroom.student import MAX_BUTTONS
+from ui.classroom import api, lessons, teacher
 from ui.common import key_boxes, model_choices, with_key_parameters
 from ui.items import generated_ids
 
 # (what the form says, what the form sends): the handlers get the second, as lessons.lesson_items reads it.
 SOURCES = [("A benchmark or generated set", "benchmark"), ("Items from the Examples", "examples")]
 SWEEP = "difference=-0.3,-0.2,-0.12,-0.06,0.06,0.12,0.2,0.3 inducers=with illusion_strength=30 prompt=which-longer"
-TICK = 1.0  # seconds between a page's looks at where the class is
+TICK = 1.0  # seconds between the presenter's looks at where the class is (its countdown)
 
 
-def browser_tokens() -> tuple[gr.BrowserState, gr.BrowserState]:
-    """The teacher's and the student's tokens kept in the browser. Made outside every tab (a
-    tab not yet opened is not in the page, and its BrowserState would not be read at load)."""
-    return gr.BrowserState("", storage_key="probe-class-teacher"), gr.BrowserState(
-        "", storage_key="probe-class-student"
-    )
+def browser_tokens() -> gr.BrowserState:
+    """The teacher's token kept in the browser. Made outside every tab (a tab not yet opened is
+    not in the page, and its BrowserState would not be read at load)."""
+    return gr.BrowserState("", storage_key="probe-class-teacher")
 
 
-def build_class(
-    tokens: tuple[gr.BrowserState, gr.BrowserState], top: gr.Tabs | None = None, tab_id: str = "class"
-) -> dict[str, Any]:
-    """The tab's contents; `tokens` from `browser_tokens`; `top` (the app's tabs, where this one
-    is `tab_id`) is switched to this tab when the page opens from a class link or holds a class
-    in progress."""
-    teacher_token, student_token = tokens
-    shown = gr.State(None)  # the item index a student's picture shows
+# Students answer on the class's own page (ui/classroom/student_page.py), made for a phone: the
+# Join view and a `?class=CODE` address of the whole app both lead there.
+TO_STUDENT_PAGE = """(code) => {
+  const wanted = (code || "").replace(/[\\s-]/g, "").toUpperCase();
+  if (wanted) window.location.assign("/class/" + encodeURIComponent(wanted));
+}"""
+FROM_CLASS_LINK = """() => {
+  const code = new URLSearchParams(window.location.search).get("class");
+  if (code) window.location.replace("/class/" + encodeURIComponent(code.replace(/[\\s-]/g, "").toUpperCase()));
+}"""
+
+
+def build_class(teacher_token: gr.BrowserState, top: gr.Tabs | None = None, tab_id: str = "class") -> dict[str, Any]:
+    """The tab's contents; `teacher_token` from `browser_tokens`; `top` (the app's tabs, where
+    this one is `tab_id`) is switched to this tab when the page holds a class in progress."""
     with gr.Tabs(overflow_behavior="wrap", elem_id="class-tabs") as tabs:  # one tap away on a phone
         with gr.Tab("Join a class", id="class-join"):
-            with gr.Group(elem_id="class-join-box") as join_box:
+            with gr.Group(elem_id="class-join-box"):
                 code = gr.Textbox(label="Class code", max_length=12, elem_id="class-code")
-                name = gr.Textbox(label="Nickname (optional)", max_length=40, elem_id="class-name")
                 join = gr.Button("Join", variant="primary", elem_id="class-join-button")
-            page = gr.HTML(elem_id="class-student-page")
-            picture = gr.Image(type="pil", visible=False, interactive=False, show_label=False, height=380,
-                               buttons=["fullscreen"], elem_id="class-student-image")  # fmt: skip
-            with gr.Column(elem_id="class-answers"):
-                buttons = [gr.Button(visible=False, size="lg", elem_classes=["class-answer"], elem_id=f"class-answer-{i}")
-                           for i in range(MAX_BUTTONS)]  # fmt: skip
-            with gr.Group(visible=False, elem_id="class-pad") as pad:
-                typed = gr.Textbox(label="Your answer", interactive=False, elem_id="class-pad-value")
-                with gr.Row():
-                    digits = [gr.Button(str(d), size="lg", min_width=60, elem_id=f"class-digit-{d}") for d in range(10)]
-                with gr.Row():
-                    clear = gr.Button("Clear", size="lg")
-                    send_number = gr.Button("Send", variant="primary", size="lg", elem_id="class-pad-send")
-            with gr.Group(visible=False, elem_id="class-text") as text_box:
-                written = gr.Textbox(label="Your answer", max_length=64, elem_id="class-text-value")
-                send_text = gr.Button("Send", variant="primary", size="lg", elem_id="class-text-send")
-            student_timer = gr.Timer(TICK, active=False)
+            gr.Markdown("The class opens on a page of its own, made for a phone.")
         with gr.Tab("Teach", id="class-teach"):
             with gr.Accordion("Open a class", open=True, elem_id="class-open-form") as form:
                 source = Radio(SOURCES, value="benchmark", label="Items", elem_id="class-source")
@@ -111,24 +100,12 @@ def build_class(
             teacher_timer = gr.Timer(TICK, active=False)
 
     private = {"api_visibility": "private"}
-    # What sixty phones send each second (where the class is, an answer) and the presenter's own
-    # tick: in-memory work of a millisecond, posted straight to the server (queue=False) rather
-    # than through the queue, whose bounded slots (and SSE stream per call) stay for model work.
-    # bench/classroom.py measures the difference.
+    # The presenter's own tick (where the class is, the countdown): in-memory work of a
+    # millisecond, posted straight to the server (queue=False) rather than through the queue,
+    # whose bounded slots stay for model work. The count itself is pushed (assets/class/presenter.js).
     direct = {**private, "queue": False}
-    # The student's side.
-    join.click(student.join, [code, name], [student_token, page, join_box, student_timer], **private)
-    name.submit(student.join, [code, name], [student_token, page, join_box, student_timer], **private)
-    view = [page, picture, shown, *buttons, pad, text_box, join_box, student_timer]
-    student_timer.tick(student.refresh, [student_token, shown], view, **direct)
-    inputs_after = [page, *buttons, pad, text_box]
-    for button in buttons:
-        button.click(student.answer, [student_token, button], inputs_after, **direct)
-    for digit in digits:
-        digit.click(None, typed, typed, js=f"(v) => ((v || '') + '{digit.value}').slice(0, 6)", **private)
-    clear.click(lambda: "", None, typed, **private)
-    send_number.click(student.answer, [student_token, typed], inputs_after, **private).then(lambda: "", None, typed)
-    send_text.click(student.answer, [student_token, written], inputs_after, **private).then(lambda: "", None, written)
+    join.click(None, code, None, js=TO_STUDENT_PAGE, **private)
+    code.submit(None, code, None, js=TO_STUDENT_PAGE, **private)
 
     # The teacher's side.
     source.change(lambda s: [gr.update(visible=s == "benchmark")] * 4 + [gr.update(visible=s == "examples")],
@@ -150,14 +127,6 @@ def build_class(
                        **private).then(lambda: gr.update(open=True), None, form, **private)  # fmt: skip
     api.register()
 
-    def on_link(request: gr.Request) -> list[Any]:
-        """A `?class=` link opens the Class tab's Join view with the code filled in."""
-        query = getattr(request, "query_params", None) or {}
-        link_code = "".join(str(query.get("class", "")).split())[:12]
-        if not link_code:
-            return [gr.update()] * 3
-        return [gr.update(value=link_code), gr.update(selected="class-join"), outer(True)]
-
     def outer(show: bool) -> Any:
         return gr.update(selected=tab_id) if show and top is not None else gr.update()
 
@@ -167,19 +136,10 @@ def build_class(
             return [gr.update()] * 2 + [gr.update()] * 4 + [gr.update(active=False)]
         return [gr.update(selected="class-teach"), outer(True), *teacher.restore(held, request)]
 
-    def on_student(held: str, request: gr.Request) -> list[Any]:
-        """The student's token, as the browser restores it: the page rejoins where the class is
-        (unless the page was opened from another class's link)."""
-        query = getattr(request, "query_params", None) or {}
-        if not live(held) or query.get("class"):
-            return [gr.update()] * 3 + [gr.update()]
-        return [gr.update(selected="class-join"), outer(True), gr.update(visible=False), gr.update(active=True)]
-
     top_out = top if top is not None else gr.State()
     teacher_token.change(on_teacher, teacher_token, [tabs, top_out, presenter, qr, item_picture, item_text,
                                                      teacher_timer], **private)  # fmt: skip
-    student_token.change(on_student, student_token, [tabs, top_out, join_box, student_timer], **private)
-    return {"load": (on_link, None, [code, tabs, top_out])}
+    return {"load": {"fn": None, "js": FROM_CLASS_LINK}}
 
 
 def live(token: str) -> bool:

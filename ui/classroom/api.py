@@ -21,10 +21,6 @@ goes through the queue, unlimited in concurrency for these.
 
 from __future__ import annotations
 
-import base64
-import io
-import threading
-from collections import OrderedDict
 from typing import Any
 
 import gradio as gr
@@ -32,6 +28,7 @@ import gradio as gr
 from probes.classroom import ClassError, lesson_results
 from probes.core.errors import ProbeError
 from probes.running.limits import current as limits
+from ui.classroom import pictures
 from ui.classroom.lessons import (
     answer_text,
     close,
@@ -52,30 +49,6 @@ def _answer(work) -> dict[str, Any]:
         return {"error": str(exc)}
     except Exception as exc:  # noqa: BLE001 - user_message logs what is not the caller's mistake
         return {"error": user_message(exc)}
-
-
-_uris: OrderedDict[tuple[str, int], str | None] = OrderedDict()
-_uris_lock = threading.Lock()
-KEPT_URIS = 64  # a class's pictures, encoded once: sixty phones asking each second must not re-encode them
-
-
-def _image_uri(room, token: str, index: int) -> str | None:
-    key = (room.code, index)
-    with _uris_lock:
-        if key in _uris:
-            _uris.move_to_end(key)
-            return _uris[key]
-    images = room.image(token)
-    uri = None
-    if images:
-        buffer = io.BytesIO()
-        images[0].convert("RGB").save(buffer, format="PNG")
-        uri = "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
-    with _uris_lock:
-        _uris[key] = uri
-        while len(_uris) > KEPT_URIS:
-            _uris.popitem(last=False)
-    return uri
 
 
 def class_open(
@@ -118,7 +91,7 @@ def class_item(student_token: str, shown: int | None = None) -> dict[str, Any]:
         if index is not None and index == shown:
             view["image"], view["image_unchanged"] = None, True
         elif index is not None:
-            view["image"] = _image_uri(room, student_token, index)
+            view["image"] = pictures.data_uri(room, student_token, index)
         return view
 
     return _answer(work)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import html
 import json
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,9 @@ from probes.classroom import ClassError, answers_table, lesson_results
 from probes.core.errors import ProbeError
 from probes.files.spreadsheet import csv_text
 from probes.running.limits import current as limits
+from ui.classroom import student_page
 from ui.classroom.lessons import close, lesson_items, may_open, open_class, room_for
+from ui.classroom.reach import Reach, reach
 from ui.classroom.views import curve_figure, presenter_html, qr_svg, results_html, reveal_html
 from ui.common import session_keys, user_message
 from ui.sessions import PEOPLE_LIMITS, lease_for, pooled_answer, shared_store, visitor
@@ -27,13 +30,34 @@ from ui.sessions import room_for as room_in_own_results
 DOWNLOADS = Path(tempfile.gettempdir()) / "probe-classes"
 
 
-def _link(request: gr.Request | None, code: str) -> str:
-    """The page a student opens: the teacher's own page address (what their browser sent as
-    Referer), its query replaced by the class code."""
+REACH_FOR = 60.0  # seconds a page address's reach is known before it is checked again
+_reached: dict[str, tuple[float, Reach]] = {}
+
+
+def _reach(request: gr.Request | None) -> Reach:
+    """Where phones reach this app, from the teacher's own page address (their browser's Referer)."""
     headers = getattr(request, "headers", None) or {}
     page = headers.get("referer", "") if hasattr(headers, "get") else ""
-    base = page.split("?", 1)[0].split("#", 1)[0] or "/"
-    return f"{base}?class={code}"
+    now = time.monotonic()
+    known = _reached.get(page)
+    if known is None or now - known[0] > REACH_FOR:
+        known = (now, reach(page))
+        if len(_reached) > 1000:
+            _reached.clear()
+        _reached[page] = known
+    return known[1]
+
+
+def _link(request: gr.Request | None, code: str) -> str:
+    """The student page a phone opens (`/class/CODE`), at an address a phone can reach."""
+    found = _reach(request)
+    return student_page.link(found.origin, code) if found.origin else f"/class/{code}"
+
+
+def _presenter(request: gr.Request | None, room, status: dict) -> str:
+    found = _reach(request)
+    events = f"{student_page.API}events?token={room.teacher_token}"
+    return presenter_html(status, _link(request, room.code), events, found.warning)
 
 
 def _warn(text: str) -> str:
@@ -63,9 +87,9 @@ def open_lesson(
         return [gr.skip(), gr.skip(), gr.skip(), _warn(str(exc)), gr.skip()]
     except Exception as exc:  # noqa: BLE001 - user_message logs what is not the teacher's mistake
         return [gr.skip(), gr.skip(), gr.skip(), _warn(user_message(exc)), gr.skip()]
-    link = _link(request, room.code)
     status = room.status(room.teacher_token)
-    return [room.teacher_token, presenter_html(status, link), qr_svg(link), "", gr.update(active=True)]
+    return [room.teacher_token, _presenter(request, room, status), qr_svg(_link(request, room.code)), "",
+            gr.update(active=True)]  # fmt: skip
 
 
 def refresh(token: str, request: gr.Request) -> list[Any]:
@@ -77,8 +101,7 @@ def refresh(token: str, request: gr.Request) -> list[Any]:
         status = room.status(token)
     except (ClassError, ProbeError) as exc:
         return [_warn(str(exc)), ""]
-    link = _link(request, room.code)
-    return [presenter_html(status, link), gr.skip()]
+    return [_presenter(request, room, status), gr.skip()]
 
 
 def restore(token: str, request: gr.Request) -> list[Any]:
@@ -91,9 +114,9 @@ def restore(token: str, request: gr.Request) -> list[Any]:
         status = room.status(token)
     except (ClassError, ProbeError):
         return [gr.skip()] * 4 + [gr.update(active=False)]
-    link = _link(request, room.code)
     images, question = _item_shown(room, token)
-    return [presenter_html(status, link), qr_svg(link), images, question, gr.update(active=True)]
+    return [_presenter(request, room, status), qr_svg(_link(request, room.code)), images, question,
+            gr.update(active=True)]  # fmt: skip
 
 
 def _item_shown(room, token: str) -> tuple[Any, str]:
@@ -117,7 +140,7 @@ def next_item(token: str, request: gr.Request) -> list[Any]:
     except (ClassError, ProbeError) as exc:
         return [_warn(str(exc)), gr.skip(), gr.skip(), gr.skip()]
     image, question = _item_shown(room, token)
-    return [presenter_html(status, _link(request, room.code)), image, question, ""]
+    return [_presenter(request, room, status), image, question, ""]
 
 
 def close_lesson(token: str) -> list[Any]:

@@ -1,7 +1,7 @@
 """How a class looks: the presenter's screen (the code, the link as a QR code, how many have
 answered, the countdown), the reveal (the class's answers as bars beside the truth and each
-model's answer), a student's page, and the end of the lesson. HTML built here, every piece of
-text from a person or a model through `html.escape`."""
+model's answer) and the end of the lesson (the students' own page: assets/class/student.html).
+HTML built here, every piece of text from a person or a model through `html.escape`."""
 
 from __future__ import annotations
 
@@ -20,27 +20,34 @@ def qr_svg(link: str) -> str:
     return segno.make(link, error="m").svg_inline(scale=7, dark="#111111", light="#ffffff", border=2)
 
 
-def presenter_html(status: Mapping[str, Any], link: str = "") -> str:
-    code = html.escape(status.get("code", ""))
+def progress_line(status: Mapping[str, Any]) -> str:
+    """Where the class is, as the presenter's screen says it (HTML): pushed to it as it changes."""
     pace = status.get("pace")
     if pace == "self-paced":
-        line = (f"{status['students']} students · {status['answers']} answers · "
+        return (f"{status['students']} students · {status['answers']} answers · "
                 f"{status['done']} finished all {status['items']} items")  # fmt: skip
-    elif status.get("phase") == "lobby":
-        line = f"{status['students']} joined · press Next to show the first item"
-    elif status.get("phase") == "finished":
-        line = f"finished · {status['students']} students"
-    else:
-        shown = f"item {status['index'] + 1} of {status['items']}"
-        line = f"{shown} · <b>{status['answered']} of {status['students']} answered</b>"
-        left = status.get("seconds_left")
-        if left is not None:
-            line += f' · <span class="class-countdown">{left:.0f} s</span>'
-        if status.get("phase") == "revealed":
-            line += " · revealed"
+    if status.get("phase") == "lobby":
+        return f"{status['students']} joined · press Next to show the first item"
+    if status.get("phase") == "finished":
+        return f"finished · {status['students']} students"
+    line = f"item {status['index'] + 1} of {status['items']} · <b>{status['answered']} of {status['students']} answered</b>"
+    left = status.get("seconds_left")
+    if left is not None:
+        line += f' · <span class="class-countdown">{left:.0f} s</span>'
+    if status.get("phase") == "revealed":
+        line += " · revealed"
+    return line
+
+
+def presenter_html(status: Mapping[str, Any], link: str = "", events: str = "", warning: str = "") -> str:
+    """The code, the link (and why phones may not open it), and where the class is; `events`: the
+    stream the page's script follows to redraw the progress line as answers arrive."""
+    code = html.escape(status.get("code", ""))
     join = f'<div class="class-link">{html.escape(link)}</div>' if link else ""
-    return (f'<div class="class-presenter"><div class="class-code">Join with code <b>{code}</b></div>{join}'
-            f'<div class="class-progress">{line}</div></div>')  # fmt: skip
+    warned = f'<p class="class-warning class-reach">⚠ {html.escape(warning)}</p>' if warning else ""
+    follow = f' data-class-events="{html.escape(events)}"' if events else ""
+    return (f'<div class="class-presenter"><div class="class-code">Join with code <b>{code}</b></div>{join}{warned}'
+            f'<div class="class-progress"{follow}>{progress_line(status)}</div></div>')  # fmt: skip
 
 
 def reveal_html(shown: Mapping[str, Any]) -> str:
@@ -68,35 +75,6 @@ def reveal_html(shown: Mapping[str, Any]) -> str:
                       f"<pre>{reply}</pre></details></li>")  # fmt: skip
     listed = f'<ul class="class-models">{"".join(models)}</ul>' if models else ""
     return f'<div class="class-reveal">{said}{"".join(bars)}{listed}</div>'
-
-
-def student_html(view: Mapping[str, Any]) -> str:
-    state = view.get("state")
-    name = html.escape(str(view.get("name") or ""))
-    if state == "lobby":
-        return f'<div class="class-student"><p class="big">Welcome, {name}.</p><p>Waiting for the teacher to start…</p></div>'
-    if state == "finished":
-        return '<div class="class-student"><p class="big">The class has finished. Thank you!</p></div>'
-    if state == "done":
-        return (f'<div class="class-student"><p class="big">All {view["items"]} items answered.</p>'
-                "<p>Waiting for the teacher to reveal the answers…</p></div>")  # fmt: skip
-    if state == "revealed" and view.get("index") is None:
-        return '<div class="class-student"><p class="big">The answers have been revealed on the teacher\'s screen.</p></div>'
-    head = f'<p class="class-step">Item {view["index"] + 1} of {view["items"]}</p>'
-    question = f'<p class="class-question">{html.escape(str(view.get("question") or ""))}</p>'
-    line = ""
-    if state == "answering" and view.get("seconds_left") is not None:
-        line = f'<p class="class-countdown">{view["seconds_left"]:.0f} s left</p>'
-    elif state == "answered":
-        line = f'<p class="big">Answer received: <b>{html.escape(str(view["answer"]))}</b>. Waiting for the reveal…</p>'
-    elif state == "closed":
-        line = '<p class="big">Time is up for this item.</p>'
-    elif state == "revealed":
-        mine = view.get("answer")
-        verdict = {True: "✓ right", False: "✗ not this time", None: ""}[view.get("right")]
-        yours = f" You answered <b>{html.escape(str(mine))}</b> {verdict}." if mine else " You did not answer."
-        line = f'<p class="big">Right answer: <b>{html.escape(str(view.get("truth")))}</b>.{yours}</p>'
-    return f'<div class="class-student">{head}{question}{line}</div>'
 
 
 def results_html(results: Mapping[str, Any]) -> str:
