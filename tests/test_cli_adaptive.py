@@ -23,8 +23,9 @@ SLOPE = 0.04
 PSES = {"early": -0.07, "late": 0.06}  # each model's point of subjective equality
 LINE = re.compile(
     r"until PSE width (\S+): openai/(\w+) 0-shot none: (\d+) of (\d+) items asked \((\d+) sent; (\d+) by probabilities, "
-    r"(\d+) by choice\), PSE (\S+), 95% interval \[(\S+), (\S+)\] width (\S+): (.*)"
+    r"(\d+) by choice\), (.*?); report --fit difference: (.*)"
 )
+OK = re.compile(r"(\w+) ok, PSE (\S+), 95% interval \[(\S+), (\S+)\]")
 
 
 @pytest.fixture(scope="module")
@@ -40,6 +41,16 @@ def observer(drawn: dict[str, float], **kwargs) -> Observer:
 def sweep_lines(stdout: str) -> dict[str, re.Match]:
     found = {m.group(2): m for m in map(LINE.match, stdout.splitlines()) if m}
     return found
+
+
+def verdicts(line: re.Match) -> dict[str, str]:
+    """The closing line's fits, by source: "choices ok, PSE ..." and so on."""
+    return {part.split(" ", 1)[0]: part for part in line.group(9).split("; ")}
+
+
+def pse_of(verdict: str) -> tuple[float, float, float]:
+    _, pse, low, high = OK.fullmatch(verdict).groups()
+    return float(pse), float(low), float(high)
 
 
 def stored_items(store) -> list[tuple[str, str]]:
@@ -61,12 +72,11 @@ def test_the_sweep_stops_at_the_width_long_before_the_grid_and_stores_what_it_as
         asked_by_model = {}
         for model, line in lines.items():
             asked, pool, sent_here, graded, chosen = (int(line.group(i)) for i in range(3, 8))
-            pse, low, high, width = (float(line.group(i)) for i in range(8, 12))
-            assert line.group(12).startswith("stopped for the width")
+            assert line.group(8).startswith("stopped for the width")
             assert pool == GRID and asked < 0.6 * GRID  # far fewer than the full grid
             assert sent_here == asked and graded == asked and chosen == 0  # every reply graded by its probabilities
-            assert width < 0.1 and high - low == pytest.approx(width, abs=1e-3)
-            assert low <= PSES[model] <= high and abs(pse - PSES[model]) < 0.02
+            pse, low, high = pse_of(verdicts(line)["probabilities"])  # the fit that stopped it: narrower than asked
+            assert high - low < 0.1 and low <= PSES[model] <= high and abs(pse - PSES[model]) < 0.02
             asked_by_model[model] = asked
         bodies = [r["body"] for r in server.requests]
         assert all(body["logprobs"] is True for body in bodies)  # the sweep asks for probabilities
@@ -81,16 +91,19 @@ def test_the_sweep_stops_at_the_width_long_before_the_grid_and_stores_what_it_as
         assert server.request_count == sent
         repeated = sweep_lines(again.stdout)
         for model, line in lines.items():
-            same = (3, 6, 8, 9, 10, 11, 12)  # items asked, graded, PSE, interval, width, why it stopped
+            same = (3, 6, 8, 9)  # items asked, graded, why it stopped, the fits
             assert [repeated[model].group(i) for i in same] == [line.group(i) for i in same]
             assert repeated[model].group(5) == "0"  # sent
-    # `report --fit difference` reads them: a graded fit of the answers asked, near each PSE.
+    # `report --fit difference` reads them: a graded fit of the answers asked, near each PSE, the
+    # very interval the line printed (and that stopped the sweep).
     report = run_cli("report", "--store", str(store), "--format", "json", "--fit", "difference")
     assert report.returncode == 0, report.stderr
     graded = {row["model"]: row for row in json.loads(report.stdout) if row["source"] == "probabilities"}
     for model, asked in asked_by_model.items():
         row = graded[f"openai/{model}"]
         assert row["n"] == asked and abs(row["pse"] - PSES[model]) < 0.02
+        shown = f"probabilities ok, PSE {row['pse']:.4g}, 95% interval [{row['pse_low']:.4g}, {row['pse_high']:.4g}]"
+        assert verdicts(lines[model])["probabilities"] == shown
 
 
 def test_choices_alone_steer_the_sweep_and_max_requests_caps_it(tmp_path, drawn_difference):
@@ -103,7 +116,7 @@ def test_choices_alone_steer_the_sweep_and_max_requests_caps_it(tmp_path, drawn_
         assert server.request_count == 12
     [line] = sweep_lines(done.stdout).values()
     assert (line.group(3), line.group(6), line.group(7)) == ("12", "0", "12")
-    assert line.group(12).startswith("reached --max-requests")
+    assert line.group(8).startswith("reached --max-requests")
     assert len(stored_items(store)) == 12
     # The design asks where the answer turns (the observer's step, between 0.05 and 0.1), not
     # down the grid: most of its requests are next to the step, and both sides of it are asked.

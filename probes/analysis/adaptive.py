@@ -3,7 +3,9 @@
 A grid posterior over (pse, slope) of the logistic psychometric function, updated after every
 answer, as QUEST+ does (Watson 2017) but for graded answers: the next difference is the candidate
 where the curves the posterior still holds disagree most about the answer (the posterior variance
-of the predicted probability); the sweep stops once the PSE's 95% credible interval is narrower than the width asked.
+of the predicted probability). `done` says when the PSE's 95% credible interval is narrower
+than a width; a run's sweep (probes/running/adaptive_sweep.py) stops instead by the interval of
+`report --fit`, which it prints, so that a run has one answer (issue 34).
 A graded answer (the probability of the positive answer, probes/analysis/graded.py) updates the
 posterior by its Bernoulli quasi-likelihood, y log P + (1 - y) log(1 - P); a choice is the case
 y in {0, 1}.

@@ -5,6 +5,12 @@ same Newton steps as `probes.analysis.logistic`), with percentile bootstrap inte
 (items drawn with replacement, refitted). A graded response carries how close the call was, so
 far fewer items pin the PSE than choices do (bench/psychometric.py measures how many).
 
+"No PSE" means what it means for choices (`probes.analysis.logistic`): `flat` when the slope does
+not differ from zero at the 5% level, here by the quasi-likelihood F test with the dispersion
+estimated (`logistic.slope_test` says why that test), and `outside the sweep` when the PSE's
+bootstrap interval reaches beyond the levels swept. A model whose probabilities ignore the
+picture (always 0.7 on the first option) gets neither a PSE nor a slope from its noise.
+
 Which probability: the item's `positive_answer` param names the answer (as the choice-based
 fit reads it, probes/analysis/psychometric.py); else, for yes/no, "yes". Results without
 probabilities (or without that answer among them) make no graded point; the rows say `source`
@@ -22,16 +28,19 @@ import numpy as np
 
 from probes.analysis.logistic import (
     CURVE_POINTS,
+    LEVEL,
     RESAMPLES,
     WIDTH_PER_SLOPE,
     Fit,
     FitStatus,
     Level,
     _newton,
-    _percentile_interval,
     _sigmoid,
+    intervals,
+    placed,
+    slope_test,
 )
-from probes.analysis.psychometric import FitRow, number
+from probes.analysis.psychometric import FitRow, as_row, number
 from probes.core.types import POSITIVE_ANSWER, Result, Status
 
 EDGE = 1e-4  # graded responses are kept inside (EDGE, 1 - EDGE): a certain 0 or 1 would let a step run to infinity
@@ -51,6 +60,10 @@ def positive_probability(result: Result) -> float | None:
 def graded_fit(x: Any, y: Any, *, resamples: int = RESAMPLES, seed: Any = 0, curve_points: int = CURVE_POINTS) -> Fit:
     """Fit P(positive) = sigmoid((x - pse) / slope) to graded responses `y` at `x` (one per item)."""
     x, y = np.asarray(x, dtype=float).ravel(), np.clip(np.asarray(y, dtype=float).ravel(), EDGE, 1 - EDGE)
+    # The bootstrap draws items by position: in one order, the same items give the same interval
+    # however they were read (the run's closing line and `report --fit` read them differently).
+    order = np.lexsort((y, x))
+    x, y = x[order], y[order]
     values, index = np.unique(x, return_inverse=True)
     counts = np.bincount(index, minlength=len(values))
     sums = np.bincount(index, y, minlength=len(values))
@@ -63,11 +76,13 @@ def graded_fit(x: Any, y: Any, *, resamples: int = RESAMPLES, seed: Any = 0, cur
     centre, scale = float(x.mean()), float(np.ptp(x))
     u = (x - centre) / scale
     start = float(np.log(y.mean() / (1 - y.mean())))
-    (a,), (b,), _ = _newton(u, np.ones((1, len(x))), y[None, :], np.array([start]), np.array([0.0]))
+    (a,), (b,), (ll,) = _newton(u, np.ones((1, len(x))), y[None, :], np.array([start]), np.array([0.0]))
     grid = np.linspace(values[0], values[-1], curve_points)
-    if abs(b) < 1e-9:
+    p_slope = _slope_p(u, y, a, b, ll, start)
+    if p_slope is None or p_slope > LEVEL:
         flat = tuple(np.full(len(grid), y.mean()).tolist())
-        return Fit(FitStatus.FLAT, **empty, n=len(x), levels=levels, curve_x=tuple(grid.tolist()), curve_p=flat)
+        return Fit(FitStatus.FLAT, **empty, n=len(x), levels=levels, curve_x=tuple(grid.tolist()), curve_p=flat,
+                   p_slope=p_slope)  # fmt: skip
     pse, slope = centre - a * scale / b, scale / b
     found = {"pse": pse, "slope": slope, "width": WIDTH_PER_SLOPE * abs(slope)}
     draws = None
@@ -78,12 +93,27 @@ def graded_fit(x: Any, y: Any, *, resamples: int = RESAMPLES, seed: Any = 0, cur
         with np.errstate(divide="ignore", invalid="ignore"):
             draws, slopes = centre - fa * scale / fb, scale / fb
         draws = np.where(np.isfinite(draws), draws, np.inf)
-        found["pse_low"], found["pse_high"] = _percentile_interval(draws)
-        found["slope_low"], found["slope_high"] = _percentile_interval(slopes)
-        found["width_low"], found["width_high"] = _percentile_interval(WIDTH_PER_SLOPE * np.abs(slopes))
+        found |= intervals(draws, slopes)
+    status, found = placed(found, float(values[0]), float(values[-1]))
     curve = tuple(_sigmoid((grid - pse) / slope).tolist())
-    return Fit(FitStatus.OK, **(empty | found), n=len(x), levels=levels, curve_x=tuple(grid.tolist()), curve_p=curve,
-               draws=draws)  # fmt: skip
+    return Fit(status, **(empty | found), n=len(x), levels=levels, curve_x=tuple(grid.tolist()), curve_p=curve,
+               p_slope=p_slope, draws=draws if status is FitStatus.OK else None)  # fmt: skip
+
+
+def _slope_p(u: np.ndarray, y: np.ndarray, a: float, b: float, ll: float, a0: float) -> float | None:
+    """The quasi-likelihood F test of b = 0 (`logistic.slope_test`, which says why this test),
+    the dispersion estimated from the fit's Pearson residuals; None with no residual degree of
+    freedom (two items: any two points lie on a curve, nothing is left to test it by)."""
+    residual_df = len(y) - 2
+    if residual_df < 1:
+        return None
+    null = float(y.sum() * a0 - len(y) * np.logaddexp(0.0, a0))  # the flat fit: every P at the mean response
+    drop = 2 * (ll - null)
+    # Responses that do not vary at all gain nothing but rounding: that is no evidence of a slope.
+    drop = drop if drop > 1e-10 * (1 + abs(null)) else 0.0
+    fitted = _sigmoid(a + b * u)
+    dispersion = float(((y - fitted) ** 2 / (fitted * (1 - fitted))).sum()) / residual_df
+    return slope_test(drop, residual_df, dispersion)
 
 
 def graded_fit_rows(
@@ -103,10 +133,5 @@ def graded_fit_rows(
     for key, pairs in points.items():
         stream = [seed, zlib.crc32("\x1f".join((*key, param, "probabilities")).encode("utf-8"))]
         fit = graded_fit([p[0] for p in pairs], [p[1] for p in pairs], resamples=resamples, seed=stream)
-        shown = tuple({"x": lv.x, "n": lv.n, "positives": lv.positives, "proportion": lv.proportion, "low": lv.low,
-                       "high": lv.high} for lv in fit.levels)  # fmt: skip
-        rows.append(FitRow(*key, param, fit.status.value, fit.pse, fit.pse_low, fit.pse_high, fit.slope,
-                           fit.slope_low, fit.slope_high, fit.width, fit.width_low, fit.width_high, n=fit.n,
-                           levels=len(fit.levels), excluded=0, errors=0, unrated=0, points=shown,
-                           curve_x=fit.curve_x, curve_p=fit.curve_p, source="probabilities"))  # fmt: skip
+        rows.append(as_row(key[:4], key[4], param, fit, source="probabilities"))
     return rows

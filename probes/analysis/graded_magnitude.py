@@ -19,11 +19,11 @@ from collections.abc import Iterable
 from probes.analysis.graded import graded_fit, positive_probability
 from probes.analysis.logistic import RESAMPLES, Fit
 from probes.analysis.psychometric import (
-    NUMBERS,
     POLARITIES,
     FitRow,
     MagnitudeRow,
     _magnitude_row,
+    as_row,
     number,
     polarity,
     row_order,
@@ -62,11 +62,7 @@ def graded_magnitude_rows(
             # Each fit's own stream, named by its key and source, as the choice fits name theirs.
             stream = [seed, zlib.crc32("\x1f".join((*head, group, param, SOURCE)).encode("utf-8"))]
             fit = graded_fit([p[0] for p in pairs], [p[1] for p in pairs], resamples=resamples, seed=stream)
-            shown = tuple({"x": lv.x, "n": lv.n, "positives": lv.positives, "proportion": lv.proportion,
-                           "low": lv.low, "high": lv.high} for lv in fit.levels)  # fmt: skip
-            row = FitRow(*head, group, param, fit.status.value, *(getattr(fit, name) for name in NUMBERS), n=fit.n,
-                         levels=len(fit.levels), excluded=0, errors=0, unrated=0, points=shown, curve_x=fit.curve_x,
-                         curve_p=fit.curve_p, source=SOURCE)  # fmt: skip
+            row = as_row(head, group, param, fit, source=SOURCE)
             fits[POLARITIES[side]] = (row, fit)
         rows.append(_magnitude_row((*head, "overall"), param, fits, ambiguous[head]))
     return sorted(rows, key=row_order)

@@ -12,8 +12,11 @@ The fit is Newton-Raphson on (a, b) with step halving, in centred and scaled x, 
 bootstrap resamples at once. Where no finite maximum exists it says so instead of returning
 numbers: `separated` (a step: the PSE lies between the highest level with a negative reply and
 the lowest with a positive one, or the reverse for a falling curve; slope unidentified),
-`all positive` / `all negative`, `too few levels` (fewer than two distinct x), and `flat` (no
-detectable dependence on x: likelihood-ratio test of b = 0, p > 0.05).
+`all positive` / `all negative`, `too few levels` (fewer than two distinct x), `flat` (no
+detectable dependence on x: likelihood-ratio test of b = 0, p > 0.05; `slope_test` holds the test
+that every fit, of choices or of probabilities, uses), and `outside the sweep` (a slope, but the
+PSE's interval reaches beyond the lowest or highest level swept: the data bound the PSE on one side
+at most, so no PSE is reported; `pinned`).
 
 Intervals: parametric bootstrap, percentile 95%. Each resample draws every level's positives
 from Binomial(n, fitted P(x)) and is refitted; a resample that comes out separated counts with
@@ -22,6 +25,10 @@ with the PSE at -inf or +inf, so a bound set by such resamples is reported as No
 Parametric rather than resampling trials within each level because a level with one trial (a
 measured, continuous x) would then never vary. Seeded: the same data and seed give the same
 interval.
+
+One notion of "no PSE" for every fit (issue 34): a PSE is reported only when the slope differs
+from zero at the 5% level (`slope_test`) and its 95% interval lies within the levels swept
+(`pinned`); otherwise the status says which, and pse, pse_low and pse_high are None.
 """
 
 from __future__ import annotations
@@ -35,7 +42,7 @@ import numpy as np
 
 RESAMPLES = 1000
 CURVE_POINTS = 101
-CHI2_1_95 = 3.841458820694124  # the 95% point of chi-squared with one degree of freedom
+LEVEL = 0.05  # every fit's test of its slope against zero, choices and probabilities alike
 WIDTH_PER_SLOPE = 2 * math.log(3)  # 25% to 75%
 
 
@@ -46,6 +53,7 @@ class FitStatus(StrEnum):
     ALL_POSITIVE = "all positive"
     ALL_NEGATIVE = "all negative"
     TOO_FEW_LEVELS = "too few levels"
+    OUTSIDE = "outside the sweep"
 
 
 @dataclass(frozen=True)
@@ -76,6 +84,7 @@ class Fit:
     levels: tuple[Level, ...]
     curve_x: tuple[float, ...]  # the fitted curve on a grid over the levels' range
     curve_p: tuple[float, ...]
+    p_slope: float | None = None  # the slope test's p-value (`slope_test`); None where there was no test
     # Bootstrap PSEs (ok fits), for differences between fits; not part of the row.
     draws: np.ndarray | None = field(default=None, repr=False, compare=False)
 
@@ -92,7 +101,8 @@ def fit_levels(
     x: Any, n: Any, positives: Any, *, resamples: int = RESAMPLES, seed: int | Any = 0, curve_points: int = CURVE_POINTS
 ) -> Fit:
     """Fit P(positive) against x from per-level counts (repeated x values are pooled).
-    `resamples=0` skips the bootstrap (intervals None). `seed`: anything numpy's default_rng takes."""
+    `resamples=0` skips the bootstrap (intervals None; the PSE itself must then lie within the
+    levels). `seed`: anything numpy's default_rng takes."""
     x, n, k = _levels(x, n, positives)
     levels = tuple(Level(float(a), int(b), int(c), float(c / b), float(lo), float(hi))
                    for a, b, c, lo, hi in zip(x, n, k, *wilson_arrays(k, n), strict=True))  # fmt: skip
@@ -116,30 +126,116 @@ def fit_levels(
     kind, low, high = _separation(x, n, k[None, :])
     null = _null_loglik(n, k)
     if kind[0]:  # a perfect step fits every reply: the likelihood's supremum is 1 (log 0)
-        if -2 * null < CHI2_1_95:
-            return result(FitStatus.FLAT, np.full(len(grid), k.sum() / total))
+        p_slope = slope_test(-2 * null)
+        if p_slope > LEVEL:
+            return result(FitStatus.FLAT, np.full(len(grid), k.sum() / total), p_slope=p_slope)
         pse, low, high = float(low[0] + high[0]) / 2, float(low[0]), float(high[0])
         step = np.where(grid < pse, 0.0, 1.0) if kind[0] > 0 else np.where(grid < pse, 1.0, 0.0)
-        return result(FitStatus.SEPARATED, np.where(grid == pse, 0.5, step), pse=pse, pse_low=low, pse_high=high)
+        return result(FitStatus.SEPARATED, np.where(grid == pse, 0.5, step), pse=pse, pse_low=low, pse_high=high,
+                      p_slope=p_slope)  # fmt: skip
     centre, scale = float(np.average(x, weights=n)), float(np.ptp(x))
     u = (x - centre) / scale
     start = np.log(k.sum() / (total - k.sum()))
     (a,), (b,), (ll,) = _newton(u, n, k[None, :], np.array([start]), np.array([0.0]))
-    if 2 * (ll - null) < CHI2_1_95:
-        return result(FitStatus.FLAT, np.full(len(grid), k.sum() / total))
+    p_slope = slope_test(2 * (ll - null))
+    if p_slope > LEVEL:
+        return result(FitStatus.FLAT, np.full(len(grid), k.sum() / total), p_slope=p_slope)
     pse, slope = float(centre - a * scale / b), float(scale / b)
     curve = _sigmoid((grid - pse) / slope)
+    found = {"pse": pse, "slope": slope, "width": WIDTH_PER_SLOPE * abs(slope), "p_slope": p_slope}
     if resamples <= 0:
-        return result(FitStatus.OK, curve, pse=pse, slope=slope, width=WIDTH_PER_SLOPE * abs(slope))
+        status, found = placed(found, x[0], x[-1])
+        return result(status, curve, **found)
     rng = np.random.default_rng(seed)
     drawn = rng.binomial(n.astype(np.int64), _sigmoid(a + b * u), size=(resamples, len(x))).astype(float)
     pses, slopes = _refit(x, u, n, drawn, a, b, centre, scale)
-    pse_low, pse_high = _percentile_interval(pses)
-    slope_low, slope_high = _percentile_interval(slopes)
-    width_low, width_high = _percentile_interval(WIDTH_PER_SLOPE * np.abs(slopes))
-    return result(FitStatus.OK, curve, pse=pse, pse_low=pse_low, pse_high=pse_high, slope=slope,
-                  slope_low=slope_low, slope_high=slope_high, width=WIDTH_PER_SLOPE * abs(slope),
-                  width_low=width_low, width_high=width_high, draws=pses)  # fmt: skip
+    found |= intervals(pses, slopes)
+    status, found = placed(found, x[0], x[-1])
+    return result(status, curve, draws=pses if status is FitStatus.OK else None, **found)
+
+
+def slope_test(drop: float, residual_df: int | None = None, dispersion: float = 1.0) -> float:
+    """The p-value of every fit's test of its slope against zero: the (quasi-)likelihood-ratio
+    test, `drop` being twice the log-likelihood gained over the flat fit (b = 0).
+
+    Choices (`residual_df` None): binomial replies, whose dispersion is 1 by definition, so
+    `drop` is referred to chi-squared with one degree of freedom. Probabilities: a graded
+    response's spread is not the binomial's (an item's probability of 0.7 is not a coin that
+    comes up 0 or 1), so the dispersion is estimated (Pearson's X^2 over the residual degrees of
+    freedom) and `drop / dispersion` is referred to F(1, residual_df), the quasi-likelihood F test
+    of McCullagh and Nelder (1989, section 9.3), R's `anova(glm(family = quasibinomial), test =
+    "F")`. Chosen over a Wald test (its standard error leans on the variance model at the fitted
+    slope; a robust sandwich estimate is unsteady with 20 items) and a permutation test (exact,
+    but random: a fit near the line could say flat in one run and not in the next) because it
+    holds its level where it matters, deterministically: under the null hypothesis the
+    responses do not depend on x, so their mean and spread are constant and the Bernoulli
+    variance function, scaled by the estimated dispersion, holds whatever the responses'
+    distribution (0.7 or 0.3 by the option's place, uniform noise, mostly sure); the F
+    reference rather than chi-squared pays for estimating the dispersion from few items.
+    tests/probes/analysis/test_flat_fits.py checks it against statsmodels, and its level by
+    simulation."""
+    drop = max(float(drop), 0.0)
+    if residual_df is None:
+        return math.erfc(math.sqrt(drop / 2))  # chi-squared(1)'s upper tail
+    if dispersion <= 0:  # the fit runs through every response: no spread to test against
+        return 0.0 if drop > 0 else 1.0
+    return _beta_regularized(residual_df / 2, 0.5, residual_df / (residual_df + drop / dispersion))
+
+
+def intervals(pses: np.ndarray, slopes: np.ndarray) -> dict[str, float | None]:
+    """The percentile intervals of a fit's bootstrap PSEs and slopes, and of the width."""
+    found: dict[str, float | None] = {}
+    found["pse_low"], found["pse_high"] = _percentile_interval(pses)
+    found["slope_low"], found["slope_high"] = _percentile_interval(slopes)
+    found["width_low"], found["width_high"] = _percentile_interval(WIDTH_PER_SLOPE * np.abs(slopes))
+    return found
+
+
+def pinned(low: float | None, high: float | None, lowest: float, highest: float) -> bool:
+    """Whether a PSE interval lies within the levels swept [lowest, highest]: beyond them the
+    data bound the PSE on one side only, however narrow the bootstrap makes the interval look."""
+    return low is not None and high is not None and lowest <= low and high <= highest
+
+
+def placed(found: dict[str, Any], lowest: float, highest: float) -> tuple[FitStatus, dict[str, Any]]:
+    """`ok` with the PSE, or `outside the sweep` with it withheld (the slope kept): the PSE's
+    interval (the point itself when there was no bootstrap) must lie within [lowest, highest]."""
+    low, high = (found["pse_low"], found["pse_high"]) if "pse_low" in found else (found["pse"], found["pse"])
+    if pinned(low, high, lowest, highest):
+        return FitStatus.OK, found
+    return FitStatus.OUTSIDE, found | {"pse": None, "pse_low": None, "pse_high": None}
+
+
+def _beta_regularized(a: float, b: float, x: float) -> float:
+    """The regularized incomplete beta function I_x(a, b) by its continued fraction (Numerical
+    Recipes 6.4): F(1, m)'s upper tail at f is I_{m / (m + f)}(m / 2, 1 / 2). Here rather than
+    scipy, which the analysis does not load."""
+    if x <= 0:
+        return 0.0
+    if x >= 1:
+        return 1.0
+    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x))
+    if x < (a + 1) / (a + b + 2):
+        return front * _beta_fraction(a, b, x) / a
+    return 1.0 - front * _beta_fraction(b, a, 1 - x) / b
+
+
+def _beta_fraction(a: float, b: float, x: float) -> float:
+    tiny = 1e-300
+    c, d = 1.0, 1.0 - (a + b) * x / (a + 1)
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 10_000):
+        for numerator in (m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
+                          -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))):  # fmt: skip
+            d = 1.0 + numerator * d
+            d = 1.0 / (d if abs(d) > tiny else tiny)
+            c = 1.0 + numerator / c
+            c = c if abs(c) > tiny else tiny
+            h *= d * c
+        if abs(d * c - 1.0) < 1e-15:
+            break
+    return h
 
 
 def _levels(x: Any, n: Any, positives: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -72,6 +72,7 @@ class FitRow:
     curve_x: tuple[float, ...] = ()
     curve_p: tuple[float, ...] = ()
     source: str = "choices"  # or "probabilities": graded responses (probes/analysis/graded.py)
+    p_slope: float | None = None  # the test of the slope against zero (logistic.slope_test); flat above 0.05
 
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -204,14 +205,21 @@ def _fit_row(
     head: tuple[str, ...], group: str, param: str, trials: _Trials, resamples: int, seed: int
 ) -> tuple[FitRow, Fit]:
     fit = _fit(trials, (*head, group, param), resamples, seed)
+    counted = {"excluded": trials.excluded, "errors": trials.errors, "unrated": trials.unrated}
+    return as_row(head, group, param, fit, **counted), fit
+
+
+def as_row(head: tuple[str, ...], group: str, param: str, fit: Fit, source: str = "choices", **counted: int) -> FitRow:
+    """A fit as a row, whichever its source: the choices' (`counted`: what was left out) or the
+    probabilities' (probes/analysis/graded.py)."""
     points = tuple(
         {"x": p.x, "n": p.n, "positives": p.positives, "proportion": p.proportion, "low": p.low, "high": p.high}
         for p in fit.levels
     )
-    row = FitRow(*head, group, param, fit.status.value, *(getattr(fit, name) for name in NUMBERS), n=fit.n,
-                 levels=len(fit.levels), excluded=trials.excluded, errors=trials.errors, unrated=trials.unrated,
-                 points=points, curve_x=fit.curve_x, curve_p=fit.curve_p)  # fmt: skip
-    return row, fit
+    left_out = {"excluded": 0, "errors": 0, "unrated": 0} | counted
+    return FitRow(*head, group, param, fit.status.value, *(getattr(fit, name) for name in NUMBERS), n=fit.n,
+                  levels=len(fit.levels), **left_out, points=points, curve_x=fit.curve_x, curve_p=fit.curve_p,
+                  source=source, p_slope=fit.p_slope)  # fmt: skip
 
 
 def fit_rows(
@@ -268,6 +276,7 @@ def _magnitude_row(
     key: tuple[str, ...], param: str, fits: dict[str, tuple[FitRow, Fit]], ambiguous: int
 ) -> MagnitudeRow:
     plus, minus, control = (fits[name][1] if name in fits else None for name in ("+1", "-1", "0"))
+    # A polarity with no PSE (flat, or outside the sweep) leaves the magnitude unknown, not zero.
     usable = (FitStatus.OK, FitStatus.SEPARATED)
     none3 = (None, None, None)
     if plus is not None and minus is not None and plus.status in usable and minus.status in usable:

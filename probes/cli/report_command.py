@@ -20,7 +20,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from probes.analysis import calibration, consistency, graded, paired, polarity, psychometric
+from probes.analysis import calibration, consistency, paired, polarity, psychometric
+from probes.analysis.fits import fit_table
 from probes.analysis.report import cell_report_rows, to_csv, to_json
 from probes.analysis.scoring import Row
 from probes.cli.table import table
@@ -77,9 +78,8 @@ def cmd_report(args: argparse.Namespace) -> int:
         rows = [row.as_dict() for row in paired.compare(results, *args.compare)]
         return _print(rows, args.format)
     if args.fit:
-        # Beside each choice-based fit, the fit of the answers' probabilities where there are any.
-        fits = psychometric.fit_rows(results, args.fit, by=tuple(args.by))
-        fits = sorted(fits + graded.graded_fit_rows(results, args.fit, by=tuple(args.by)), key=psychometric.row_order)
+        # The same rows `run --until-pse-width` closes with (fits.fit_table: one path for both).
+        fits = fit_table(results, args.fit, by=tuple(args.by))
         if not fits:
             raise UsageError(f"no result has a numeric parameter {args.fit!r} to fit against")
         if args.format == "json":

@@ -2,6 +2,16 @@
 ask the item whose `difference` the design (probes/analysis/adaptive.py) wants next, update its
 posterior with the reply, and stop once the PSE's 95% interval is narrower than W.
 
+- One answer per run (issue 34): the design steers, the report decides. The interval that must
+  narrow is that of the fit `report --fit difference` makes of the answers so far (the same
+  functions, `fits.fit_table`'s: of the probabilities where most answers gave them, else of the
+  choices), a PSE by its rules (a slope that differs from zero, an interval within the levels
+  asked), not the design's posterior, which counts each graded answer as one trial and is
+  far wider for a model whose probabilities are exact. The closing line is `fits.fit_table` over
+  the stored results of the model and condition, read with `report`'s filters (benchmark,
+  model, mode, perturbation): it prints what `report --fit difference --model M --mode L
+  --perturbation P` prints, "no PSE" included; where the store held only this sweep's answers,
+  the interval that stopped the sweep is the one it prints.
 - Each reply updates the posterior graded, by the probability it gives the answer a positive
   difference favours (`graded.positive_probability`), where the result has one; else by its
   choice (`psychometric.is_positive`); an unread reply or a failed request updates nothing.
@@ -12,9 +22,7 @@ posterior with the reply, and stop once the PSE's 95% interval is narrower than 
   items where they can) and for every re-run (so a re-run asks the same items and finds them
   all in the store: it costs nothing).
 - A sweep ends for the width, when the items run out, at `--max-requests` (counting answers
-  found in the store: the design cannot tell them apart), or when the run is stopped. The width
-  only counts while the interval lies within the swept differences: a PSE beyond them is
-  bounded on one side only, however narrow the interval looks.
+  found in the store: the design cannot tell them apart), or when the run is stopped.
 - Sequential per model (each request waits for the answer before it), models side by side.
   Each request goes through the runner as a one-item run, so the cache, budgets, probabilities,
   stopping and storing are the runner's own.
@@ -30,8 +38,10 @@ from dataclasses import dataclass
 
 from models.base import Backend
 from probes.analysis.adaptive import Design
-from probes.analysis.graded import positive_probability
-from probes.analysis.psychometric import is_positive, number
+from probes.analysis.fits import fit_table, verdict
+from probes.analysis.graded import graded_fit_rows, positive_probability
+from probes.analysis.logistic import FitStatus
+from probes.analysis.psychometric import FitRow, fit_rows, is_positive, number
 from probes.asking import perturb
 from probes.core.errors import UsageError
 from probes.core.truth import REFLECTIONS
@@ -55,14 +65,8 @@ class SweepOutcome:
     graded: int  # replies that updated the posterior by their probabilities
     chosen: int  # replies that updated it by their choice alone
     pool: int  # items the sweep could have asked
-    pse: float
-    low: float
-    high: float
     ended: str  # "width", "items", "max-requests", "stopped"
-
-    @property
-    def width(self) -> float:
-        return self.high - self.low
+    fits: tuple[FitRow, ...] = ()  # `report --fit difference` of the stored results of this model and condition
 
     def describe(self, target: float) -> str:
         why = {
@@ -75,9 +79,9 @@ class SweepOutcome:
         if self.graded + self.chosen == 0:
             return (f"{self.model} {self.mode} {self.perturbation}: {self.asked} of {self.pool} items asked "
                     f"({self.sent} sent), no answer could be read: no PSE; {why}")  # fmt: skip
+        fitted = "; ".join(verdict(row) for row in self.fits) or "no fit"
         return (f"{self.model} {self.mode} {self.perturbation}: {self.asked} of {self.pool} items asked "
-                f"({self.sent} sent; {used}), PSE {self.pse:.4g}, 95% interval [{self.low:.4g}, {self.high:.4g}] "
-                f"width {self.width:.4g}: {why}")  # fmt: skip
+                f"({self.sent} sent; {used}), {why}; report --fit {PARAM}: {fitted}")  # fmt: skip
 
 
 def differences(items: Sequence[Item]) -> list[float]:
@@ -149,7 +153,7 @@ async def sweep(plan: RunPlan, backend: Backend, how: Sweeping) -> tuple[list[Re
             if how.stop.requested:
                 ended = "stopped"
                 break
-            if graded + chosen and design.done(how.width):
+            if graded + chosen and await asyncio.to_thread(narrow_enough, results, graded, chosen, how.width):
                 ended = "width"
                 break
             if len(results) >= limit:
@@ -182,10 +186,29 @@ async def sweep(plan: RunPlan, backend: Backend, how: Sweeping) -> tuple[list[Re
                 design.update(x if answer_x is None else answer_x, y)
     finally:
         await backend.release()
-    low, high = design.pse_interval()
+    fits = await asyncio.to_thread(closing_fits, how.store, results)
     outcome = SweepOutcome(backend.model_id, plan.mode.label, plan.perturbation, len(results), sent, graded, chosen,
-                           pool, design.pse(), low, high, ended)  # fmt: skip
+                           pool, ended, fits)  # fmt: skip
     return results, outcome
+
+
+def narrow_enough(results: Sequence[Result], graded: int, chosen: int, width: float) -> bool:
+    """Whether the report's fit of the answers so far gives a PSE whose interval is narrower than
+    `width`: the fit of what steered the design (the probabilities where most answers gave them),
+    by the very function `fits.fit_table` calls for that source."""
+    fitted = graded_fit_rows if graded >= chosen else fit_rows
+    rows = fitted(results, PARAM)
+    return any(row.status == FitStatus.OK and row.pse_high - row.pse_low < width for row in rows)
+
+
+def closing_fits(store: Store, results: Sequence[Result]) -> tuple[FitRow, ...]:
+    """`report --fit difference` of the model and condition the sweep asked, over what the store
+    holds of them (the sweep's answers, and any stored before), read as `report` reads them."""
+    if not results:
+        return ()
+    first = results[0]
+    stored = store.results(first.benchmark, first.model, first.mode, first.perturbation)
+    return tuple(row for row in fit_table(stored, PARAM) if row.group == "overall")
 
 
 async def sweep_models(plan: RunPlan, how: Sweeping) -> tuple[list[Result], list[SweepOutcome]]:

@@ -8,7 +8,9 @@ On the illusions' `difference` the fits are split by the inducers as drawn
 (`probes.analysis.psychometric.magnitude_rows`): one panel with the inducers, one with them
 flipped, one with none (the control), stacked on one x axis so a shift of the PSE reads at a
 glance; the table below gives the illusion magnitude (half the PSE difference between the two
-polarities) and the side bias. Any other sweep is one panel (`fit_rows`).
+polarities) and the side bias. Any other sweep is one panel (`fits.fit_table`, as `report --fit`).
+A fit with no PSE (`flat`, or `outside the sweep`: probes/analysis/logistic.py), from choices or
+probabilities alike, draws its points and curve but no PSE marker, and a dash in the table.
 
 Where replies carry answer probabilities (issue 26), each model's fit of its probabilities (a
 graded response per item: probes/analysis/graded.py, graded_magnitude.py) is drawn beside the fit
@@ -32,9 +34,9 @@ from dataclasses import dataclass, replace
 import pandas as pd
 import plotly.graph_objects as go
 
-from probes.analysis.graded import graded_fit_rows
+from probes.analysis.fits import fit_table
 from probes.analysis.graded_magnitude import graded_magnitude_rows
-from probes.analysis.psychometric import FitRow, MagnitudeRow, fit_rows, magnitude_rows
+from probes.analysis.psychometric import FitRow, MagnitudeRow, magnitude_rows
 from probes.core.types import Result
 from probes.people.human import is_human
 from probes.running.store import Store
@@ -160,7 +162,7 @@ def fits(stores: Sequence[Store], tally: Tally, filters: Filters, param: str,
         magnitudes = magnitude_rows(results, param) + graded_magnitude_rows(results, param)
         rows = [fit for m in magnitudes for fit in m.fits.values()]
     else:
-        magnitudes, rows = [], fit_rows(results, param) + graded_fit_rows(results, param)
+        magnitudes, rows = [], fit_table(results, param)  # the rows `report --fit` prints
     found = (rows, magnitudes, said)
     _remember(_fits, key, found, KEPT_FITS)
     return found
