@@ -27,6 +27,10 @@ class Benchmark(ABC):
     label_style: LabelStyle = LabelStyle.LETTER  # how options are labelled: a/b/c, 0/1/2, 1/2/3
     fixed_options: tuple[str, ...] = ()  # options every item has (DiscriBench's "Image 1".."Image 4")
     cache_images: bool = True  # a run may keep encoded images beside the store (not for uploads)
+    # How the things this family's words name by colour are still told apart in a grey copy of a
+    # picture it drew (so knows), which keeps their truth in grayscale; None: such items are
+    # ungraded there (`truth.in_grey`).
+    told_apart_in_grey: str | None = None
 
     def __init__(self) -> None:
         self._items: list[Item] | None = None
@@ -114,7 +118,10 @@ class Benchmark(ABC):
         measured geometry as they hold for the picture sent, or its truth marked unknown
         (`truth.unknown`). Grading never compares a reply with the truth of a picture that was
         not sent. Default: the truth stands unless the item's words name what the transform
-        changes (`truth.by_words`); a family that knows its answers declares better."""
+        changes (`truth.by_words`, and `truth.in_grey` in grayscale); a family that knows its
+        answers declares better."""
+        if transform == "grayscale":
+            return truth.in_grey(item, self.told_apart_in_grey)
         return truth.by_words(item, transform)
 
     def grade(self, item: Item, parsed: Parsed) -> tuple[bool | None, float | None]:

@@ -17,6 +17,14 @@ each transform (`Benchmark.truth_under`), with these building blocks:
   takes away, makes the truth unknown. The rule is deliberately wide: an item it wrongly leaves
   ungraded costs a point of coverage, one it wrongly grades costs a wrong number.
 
+Grayscale is one rule for every item (`in_grey`): the truth stands unless the words name a
+colour; then it is unknown, unless the family drew the picture itself and declares how what its
+words name by colour is still told apart in grey (`Benchmark.told_apart_in_grey`), so that a
+person could still answer: the illusions' red targets turn a grey no other ink has, BlindTest's
+blue and red lines two different greys, its red oval the only ring around black letters, its
+subway paths lines that can be followed through every crossing. What grayscale makes of a
+colour is Pillow's luma (`grey_of`), as the condition converts the picture.
+
 A reflection is named by the pixel axis it reverses: `rows` (upside down, a top-bottom mirror,
 so left stays left) or `columns` (mirror, left-right).
 """
@@ -25,6 +33,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+
+from PIL import Image
 
 from probes.core.types import AnswerKind, Item
 
@@ -80,6 +90,18 @@ def by_words(item: Item, transform: str, texts: Iterable[str] | None = None) -> 
         if found:
             return unknown(item, f"truth unknown {SHOWN_AS[transform]}: the item says {found.group(0)!r}")
     return item
+
+
+def in_grey(item: Item, told_apart: str | None) -> Item:
+    """`item` in grayscale: `by_words`, unless `told_apart` says how the things its words name
+    by colour are still told apart in grey (a family's declaration for pictures it drew)."""
+    return item if told_apart else by_words(item, "grayscale")
+
+
+def grey_of(colour: tuple[int, int, int]) -> int:
+    """The grey (0..255) a colour (0..255 RGB) turns into in grayscale: Pillow's ITU-R 601-2
+    luma, which `ImageOps.grayscale` and `convert("L")` compute."""
+    return Image.new("RGB", (1, 1), colour).convert("L").getpixel((0, 0))
 
 
 def swap_options(item: Item, pairs: Iterable[tuple[str, str]]) -> Item:

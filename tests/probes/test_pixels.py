@@ -34,6 +34,7 @@ ANSWERED = (
     "blind/olympic-circles",
     "blind/olympic-pentagons",
     "blind/subway-paths",
+    "blind/circled-letter",
 )
 SAMPLE = 40
 

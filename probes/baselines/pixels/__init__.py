@@ -4,8 +4,11 @@ ground truth.
 
 It reads only what a model is given, the last user turn's image and question text, never an
 item's metadata or answer. The question's wording picks the task and the answer's format;
-connected components, projections and line fits on the pixels give the answer. A question it
-does not know, or a picture it cannot read, raises ProviderError: it never guesses.
+connected components, projections and line fits on the pixels give the answer. A grey copy is
+read as a person reads it: a colour the question names is found as its grey, or the things it
+names are told apart by their shape and course (`probes.core.truth.in_grey` says where that
+holds). A question it does not know, or a picture it cannot read, raises ProviderError: it
+never guesses.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from probes.baselines.pixels import illusions, questions
 from probes.baselines.pixels.circles import read_circle_pair
 from probes.baselines.pixels.grid import read_grid
 from probes.baselines.pixels.imaging import AnalysisError
+from probes.baselines.pixels.letters import read_circled_letter
 from probes.baselines.pixels.lines import count_line_meetings
 from probes.baselines.pixels.questions import Question, Task
 from probes.baselines.pixels.shapes import count_nested_squares, count_olympic_shapes
@@ -36,7 +40,7 @@ __all__ = ["PixelsBaseline", "answer"]
 # Every family it answers, from what it reads: BlindTest's questions and each illusion it can measure.
 ANSWERED = (
     f"BlindTest's questions ({questions.KNOWN}) and the illusions "
-    f"({', '.join(illusions.PREFIX + family for family in illusions.FAMILIES)})"
+    f"({', '.join(illusions.PREFIX + family for family in illusions.FAMILIES)}), in colour or grayscale"
 )
 
 # A solver reads one task's picture: the reply in the question's format, and what it measured.
@@ -48,7 +52,8 @@ class PixelsBaseline(ItemBaseline):
 
     model_id = "baseline/pixels"
     # Versioned: cached answers of an earlier analysis must not be served for a changed one.
-    endpoint = "local:pixels-v3"  # v2: answers illusion/* too; v3: reads a subway map upside down
+    # v2: answers illusion/* too; v3: reads a subway map upside down; v4: grey copies, the circled letter
+    endpoint = "local:pixels-v4"
     default_concurrency = 2  # CPU-bound numpy work in threads: about one per core
 
     async def answer(self, item: Item, prompt: Prompt, config: GenerateConfig) -> Output:
@@ -119,6 +124,11 @@ def _subway(question: Question, image: Image.Image) -> tuple[str, dict[str, Any]
     return format_answer(question.text, AnswerKind.NUMBER, value), {"from": start, "to": end, "count": value}
 
 
+def _circled(question: Question, image: Image.Image) -> tuple[str, dict[str, Any]]:
+    letter = read_circled_letter(image)
+    return format_answer(question.text, AnswerKind.LETTER, letter), {"letter": letter}
+
+
 SOLVERS: dict[Task, Solver] = {
     Task.TOUCHING: _circles,
     Task.OVERLAPPING: _circles,
@@ -127,4 +137,5 @@ SOLVERS: dict[Task, Solver] = {
     Task.OLYMPIC: _counted(count_olympic_shapes),
     Task.LINES: _counted(count_line_meetings),
     Task.SUBWAY: _subway,
+    Task.CIRCLED: _circled,
 }

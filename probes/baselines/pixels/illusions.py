@@ -20,12 +20,15 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from probes.baselines.pixels.imaging import AnalysisError, components
+from probes.baselines.pixels.imaging import AnalysisError, colourless, components
+from probes.core.truth import grey_of
 from probes.stimuli.illusions import FAMILIES, Illusion
 from probes.stimuli.illusions.measure import MeasureError
 
 PREFIX = "illusion/"
 SPECK = 0.02  # red blobs under this share of the largest are noise (a resized image's fringe)
+RED_GREY = grey_of((255, 0, 0))  # 76: far from the black (0), grey (128) and white (255) around it
+GREY_TOLERANCE = 12  # a little rounding of a re-saved grey copy keeps the targets, and brings in nothing else
 
 
 def figure(benchmark_id: str) -> type[Illusion]:
@@ -37,10 +40,15 @@ def figure(benchmark_id: str) -> type[Illusion]:
 
 def red_mask(image: Image.Image) -> np.ndarray:
     """Target pixels: strongly red. Exact on our PNGs (pure red on white, black and grey), and
-    tolerant of the blends a resized or compressed copy adds."""
+    tolerant of the blends a resized or compressed copy adds. In a grey copy the targets are
+    the pixels of red's own grey, darker than the white ground and the grey occluder, lighter
+    than the black inducers: the dark grey lines and discs a person sees there."""
     if not isinstance(image, Image.Image):
         raise AnalysisError(f"expected a picture (a PIL image), got {type(image).__name__}")
     try:
+        if colourless(image):
+            grey = np.asarray(image.convert("L"), dtype=np.int16)
+            return np.abs(grey - RED_GREY) <= GREY_TOLERANCE
         rgb = np.asarray(image.convert("RGB"), dtype=np.int16)
     except OSError as exc:
         raise AnalysisError(f"the picture cannot be decoded: {exc}") from None

@@ -11,9 +11,21 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image, ImageChops
 
+GREY_SPREAD = 2  # channels this close read as grey: a grey picture re-saved in colour rounds a little
+
 
 class AnalysisError(ValueError):
     """The picture does not look like the stimulus the question is about."""
+
+
+def colourless(image: Image.Image) -> bool:
+    """Whether the picture carries no colour (every pixel's channels equal, up to rounding): a
+    grayscale copy, where a colour named by the question shows only as its grey
+    (`probes.core.truth.grey_of`)."""
+    if image.mode in ("L", "LA", "1", "I", "F") or image.mode.startswith("I;16"):
+        return True
+    darkest, lightest = channel_extremes(image)
+    return int(np.max(lightest.astype(np.int16) - darkest, initial=0)) <= GREY_SPREAD
 
 
 def ink(image: Image.Image) -> np.ndarray:

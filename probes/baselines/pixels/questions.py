@@ -17,6 +17,7 @@ class Task(StrEnum):
     OLYMPIC = "olympic shapes"
     LINES = "line-intersections"
     SUBWAY = "subway-paths"
+    CIRCLED = "circled-letter"
 
 
 # Order matters: the first pattern that matches the question names the task.
@@ -28,12 +29,13 @@ PATTERNS: tuple[tuple[Task, re.Pattern[str]], ...] = (
     (Task.NESTED_SQUARES, re.compile(r"\b(how many|count)\b.*\bsquares\b", re.S)),
     (Task.OLYMPIC, re.compile(r"\b(how many|count)\b.*\b(circles|pentagons)\b", re.S)),
     (Task.SUBWAY, re.compile(r"\b(paths|routes)\b.*\bfrom\s+([A-Z])\s+to\s+([A-Z])\b", re.S)),
+    (Task.CIRCLED, re.compile(r"\b(letter|character)\b.*\b(circled|oval|encircled)\b", re.S)),
 )
 _STATIONS = re.compile(r"\bfrom\s+([A-Z])\s+to\s+([A-Z])\b")
 
 KNOWN = (
     "two circles touching/overlapping, blue and red line meetings, nested squares, grid rows and "
-    "columns, Olympic-like circles or pentagons, subway paths from X to Y"
+    "columns, Olympic-like circles or pentagons, subway paths from X to Y, the circled letter"
 )
 
 

@@ -12,6 +12,8 @@
    step from its station's letter (at most 1.4 steps away, counting the diagonal start points),
    while any other path keeps two steps away. The grid step is read from the letters' own
    height (a letter is about one step tall).
+5. On a grey copy two paths may show the same grey, so the paths are followed instead of their
+   colours (`trace_grey_paths`): the letters are the black ink, the paths the lighter greys.
 """
 
 from __future__ import annotations
@@ -25,12 +27,15 @@ from probes.baselines.pixels.imaging import (
     AnalysisError,
     channel_extremes,
     colour_coverage,
+    colourless,
     components,
     dilate,
     nearest_colour,
     runs_1d,
 )
 
+LETTER_GREY = 60  # in a grey map the letters are black, every path colour a lighter grey (91 and up)
+PATH_GREY = 204  # half the ink of the palest path colour's grey (orange, 152)
 REACH = 1.5  # letter heights: a path whose ink comes this close to a letter ends there
 SATURATED = 0.2  # channel spread over ink above which a pixel is coloured (not black or grey)
 BLEND_MISFIT = 0.1  # an anti-aliased edge is a blend of its colour and white, up to rounding
@@ -45,11 +50,15 @@ class Letter:
 
 
 def count_paths(image: Image.Image, start: str, end: str) -> int:
-    letters, paths = trace_paths(image)
+    if colourless(image):
+        letters, ends = trace_grey_paths(image)
+    else:
+        letters, paths = trace_paths(image)
+        ends = [stations for pieces in paths.values() for stations in pieces]
     for station in (start, end):
         if station not in letters:
             raise AnalysisError(f"no station {station} found on the map (found {', '.join(sorted(letters))})")
-    return sum(1 for ends in paths.values() for stations in ends if stations == {start, end})
+    return sum(1 for stations in ends if stations == {start, end})
 
 
 def trace_paths(image: Image.Image) -> tuple[dict[str, Letter], dict[tuple[int, ...], list[set[str]]]]:
@@ -82,7 +91,11 @@ def trace_paths(image: Image.Image) -> tuple[dict[str, Letter], dict[tuple[int, 
 
 def read_station_letters(level: np.ndarray, spread: np.ndarray) -> list[Letter]:
     """The black letters on the map, each named by its shape."""
-    black = (level > 127) & (spread < 0.15 * level)
+    return letters_in((level > 127) & (spread < 0.15 * level))
+
+
+def letters_in(black: np.ndarray) -> list[Letter]:
+    """The letters whose ink is `black`, each named by its shape."""
     found = components(black)
     if not len(found):
         raise AnalysisError("no black station letters on the map")
@@ -115,6 +128,75 @@ def _holes(shape: np.ndarray) -> int:
     enclosed = (white.top > 0) & (white.left > 0)
     enclosed &= (white.bottom < padded.shape[0] - 1) & (white.right < padded.shape[1] - 1)
     return int((enclosed & (white.area >= 4)).sum())
+
+
+def trace_grey_paths(image: Image.Image) -> tuple[dict[str, Letter], list[set[str]]]:
+    """The station letters, and for each path the stations it comes close to, on a map without
+    colour, where two paths may show the same grey. A person follows each line instead, and so
+    does this: the paths run along the grid in horizontal and vertical bars, and where two
+    bars meet they either turn (both end there: a corner of one path) or cross (both go on:
+    two paths, the way the map is drawn, which never lets a path turn on another or run along
+    it). Bars joined corner to corner are one path."""
+    grey = np.asarray(image.convert("L"), dtype=np.int16)
+    black = grey < LETTER_GREY
+    letters = {letter.name: letter for letter in letters_in(black)}
+    drawn = (grey < PATH_GREY) & ~dilate(black, 2)  # the letters' soft edges are no path
+    width = stroke_width(drawn)
+    bar = 2 * width + 3  # a bar is longer than twice its width; another bar across is as wide as it
+    across = components(_long_runs(drawn, bar), diagonal=False)
+    down = components(_long_runs(drawn.T, bar).T, diagonal=False)
+    if not len(across) and not len(down):
+        raise AnalysisError("no paths on the map")
+    # Bars that overlap either turn into each other (each ends within its soft edge of the
+    # other's far side) or cross (each goes on for a grid step or more past the other).
+    slack = width + 2
+    overlap = (
+        (across.left[:, None] <= down.right[None]) & (down.left[None] <= across.right[:, None])
+        & (across.top[:, None] <= down.bottom[None]) & (down.top[None] <= across.bottom[:, None])
+    )  # fmt: skip
+    across_ends = (down.left[None] - across.left[:, None] <= slack) | (
+        across.right[:, None] - down.right[None] <= slack
+    )
+    down_ends = (across.top[:, None] - down.top[None] <= slack) | (down.bottom[None] - across.bottom[:, None] <= slack)
+    corners = np.argwhere(overlap & across_ends & down_ends)
+    parent = list(range(len(across) + len(down)))
+
+    def root(node: int) -> int:
+        while parent[node] != node:
+            parent[node] = parent[parent[node]]
+            node = parent[node]
+        return node
+
+    for a, d in corners:
+        parent[root(int(a))] = root(len(across) + int(d))
+    boxes = [(across, i) for i in range(len(across))] + [(down, i) for i in range(len(down))]
+    paths: dict[int, set[str]] = {}
+    for node, (found, i) in enumerate(boxes):
+        stations = paths.setdefault(root(node), set())
+        for letter in letters.values():
+            x, y = letter.centre
+            dx = max(found.left[i] - x, x - (found.right[i] + 1), 0.0)
+            dy = max(found.top[i] - y, y - (found.bottom[i] + 1), 0.0)
+            if np.hypot(dx, dy) <= REACH * letter.height:
+                stations.add(letter.name)
+    ends = list(paths.values())
+    if any(len(stations) != 2 for stations in ends):
+        raise AnalysisError("a path on the map could not be followed from one station to another")
+    return letters, ends
+
+
+def _long_runs(mask: np.ndarray, length: float) -> np.ndarray:
+    """The pixels of `mask` in runs along a row at least `length` long."""
+    padded = np.zeros((mask.shape[0], mask.shape[1] + 2), dtype=np.int8)
+    padded[:, 1:-1] = mask
+    steps = np.diff(padded, axis=1)
+    rows, starts = np.nonzero(steps == 1)
+    _, ends = np.nonzero(steps == -1)
+    keep = ends - starts >= length
+    marks = np.zeros((mask.shape[0], mask.shape[1] + 1), dtype=np.int32)
+    np.add.at(marks, (rows[keep], starts[keep]), 1)
+    np.add.at(marks, (rows[keep], ends[keep]), -1)
+    return np.cumsum(marks, axis=1)[:, :-1] > 0
 
 
 def path_colours(rgb: np.ndarray, coloured: np.ndarray) -> list[np.ndarray]:

@@ -45,8 +45,9 @@ from probes.benchmarks.blind import SOURCE, BlindTruth
 from probes.benchmarks.blind.released import released
 from probes.benchmarks.generated import EXAMPLE_SEED_BASE, GeneratedBenchmark, Param
 from probes.core.registry import register
+from probes.core.truth import grey_of
 from probes.core.types import AnswerKind
-from probes.stimuli.circled_letter import CircledLetter, placement
+from probes.stimuli.circled_letter import RED, CircledLetter, placement
 
 WORDS = ("Acknowledgement", "Subdermatoglyphic", "tHyUiKaRbNqWeOpXcZvM")
 # Few-shot examples circle letters of other words, so that no example shows a test image.
@@ -70,6 +71,9 @@ class CircledLetterBenchmark(BlindTruth, GeneratedBenchmark):
     source = SOURCE
     chance = None  # differs per word: 1/12, 1/17, 1/20 of the distinct letters
     kind = AnswerKind.LETTER
+    told_apart_in_grey = (
+        f"the red oval turns a grey ring ({grey_of(RED)} of 255), the only ring among the black letters"
+    )
     prompts = {
         "circled": "Which letter is being circled?",
         "highlighted": "Which character is being highlighted with a red oval?",

@@ -46,8 +46,9 @@ from probes.benchmarks.blind import SOURCE, BlindTruth
 from probes.benchmarks.blind.released import released
 from probes.benchmarks.generated import EXAMPLE_SEED_BASE, GeneratedBenchmark, Param
 from probes.core.registry import register
+from probes.core.truth import grey_of
 from probes.core.types import AnswerKind
-from probes.stimuli.line_intersections import LinePlot, clearance
+from probes.stimuli.line_intersections import BLUE, RED, LinePlot, clearance
 
 # Visual-ambiguity limits, in fractions of the plot side (the line width is a fixed fraction
 # too: at most 4/360 = 1.1% for thickness 4, so every limit is several line widths).
@@ -122,6 +123,10 @@ class LineIntersections(BlindTruth, GeneratedBenchmark):
     source = SOURCE
     chance = 100 / 3
     kind = AnswerKind.NUMBER
+    told_apart_in_grey = (
+        f"the blue and the red line turn two different greys ({grey_of(BLUE)} and {grey_of(RED)} of 255), and "
+        "where two lines meet does not depend on which one is which"
+    )
     prompts = {
         "touch": "How many times do the blue and red lines touch each other? Answer with a number in curly brackets, e.g., {5}.",
         "count": "Count the intersection points where the blue and red lines meet. Put your answer in curly brackets, e.g., {2}.",

@@ -61,6 +61,10 @@ class SubwayPaths(BlindTruth, GeneratedBenchmark):
     source = SOURCE
     chance = 25.0
     kind = AnswerKind.NUMBER
+    told_apart_in_grey = (
+        "each path can be followed from end to end without its colour: paths cross only straight on and at right "
+        "angles, and never run along or turn on one another (`probes.stimuli.subway_paths.check_routes`)"
+    )
     # Verbatim, asking about A and C; question() puts in each map's pair.
     prompts = {
         "how_many": "How many single-colored paths go from A to C? Answer with a number in curly brackets, e.g., {3}",

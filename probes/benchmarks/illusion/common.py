@@ -15,10 +15,12 @@ from typing import Any, ClassVar
 
 from probes.benchmarks.generated import EXAMPLE_SEED_BASE, GeneratedBenchmark, Param
 from probes.benchmarks.illusion.designs import ILLUSION_GAME, designs, game_differences, game_strengths
+from probes.core import truth
 from probes.core.errors import BenchmarkError
-from probes.core.truth import REFLECTIONS
+from probes.core.truth import REFLECTIONS, grey_of
 from probes.core.types import POSITIVE_ANSWER, AnswerKind, Item
 from probes.stimuli.illusions.base import INDUCERS, Illusion, view_box
+from probes.stimuli.illusions.drawing import BLACK, GREY, RED
 from probes.stimuli.illusions.measure import Measured, MeasureError
 
 SIZE_JITTER = (0.9, 1.1)  # size_min is scaled by a factor drawn from here (then shrunk to fit)
@@ -83,6 +85,10 @@ def illusion_params(family: str, extras: Mapping[str, Param]) -> dict[str, Param
 class IllusionBenchmark(GeneratedBenchmark):
     kind = AnswerKind.CHOICE
     chance = 50.0
+    told_apart_in_grey = (
+        f"the red targets turn a grey ({grey_of(RED)} of 255) that no other ink has: the inducers are black "
+        f"({grey_of(BLACK)}), the occluder grey ({grey_of(GREY)}), the ground white"
+    )
     stimulus: ClassVar[type[Illusion]]
     options: ClassVar[tuple[str, str]]  # (the answer a positive difference makes true, the other)
     extras: ClassVar[tuple[str, ...]] = ()  # the family's own pyllusion parameters (size_min ...)
@@ -294,7 +300,10 @@ class IllusionBenchmark(GeneratedBenchmark):
         `swapped_by`), the opposite difference under inducers of the opposite polarity
         (`difference`, `illusion_strength` and `polarity` negated; `congruence` kept), so that
         fits and reports read the picture sent. Grayscale and a smaller copy keep every target
-        where it was drawn: the truth stands."""
+        where it was drawn: the truth stands, grey included, where the targets stay told apart
+        (`told_apart_in_grey`)."""
+        if transform == "grayscale":
+            return truth.in_grey(item, self.told_apart_in_grey)
         axis = REFLECTIONS.get(transform)
         if axis is None:
             return item
