@@ -49,6 +49,9 @@ class ClassBounds:
     joins_per_address: int = 400  # seats one address takes in one class
     failed_joins: int = 100  # wrong codes one address may send in failed_window
     failed_window: float = 600.0
+    # Answers held in memory over every open class (~1.1 KB each: a graded result): 200,000 is
+    # ~230 MB, a dozen full lecture halls; past it an answer is refused until a class ends.
+    max_answers: int = 200_000
 
 
 class Classes:
@@ -58,6 +61,7 @@ class Classes:
         self._rooms: dict[str, ClassRoom] = {}  # by code
         self._tokens: dict[str, str] = {}  # any token (teacher's or a student's) -> code
         self._failed: OrderedDict[str, deque[float]] = OrderedDict()  # address -> times of its wrong codes
+        self._answers = 0  # held by the open classes
         self._lock = threading.Lock()
 
     def open(self, lesson: Lesson, owner: Who | None = None, seats: int | None = None) -> ClassRoom:
@@ -81,10 +85,16 @@ class Classes:
                     f"{bounds.max_classes} classes are open on this server; a place frees up in {minutes} minutes"
                 )
             code = self._new_code()
-            room = ClassRoom(code, lesson, seats, self.clock, owner=owner)
+            room = ClassRoom(code, lesson, seats, self.clock, owner=owner, allowance=self._take_answer)
             self._rooms[code] = room
             self._tokens[room.teacher_token] = code
             return room
+
+    def _take_answer(self) -> None:
+        with self._lock:
+            if self._answers >= self.bounds.max_answers:
+                raise ClassError("this server holds as many class answers as it can: try again when a class has ended")
+            self._answers += 1
 
     def may_open(self, owner: Who) -> None:
         """Refuse `owner` now if they could not open a class (before its pictures are drawn)."""
@@ -199,4 +209,5 @@ class Classes:
             return
         for token in [room.teacher_token, *room.students]:
             self._tokens.pop(token, None)
+        self._answers -= room.answers
         room.changed()  # its pages learn that it is over

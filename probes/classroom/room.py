@@ -110,6 +110,7 @@ class ClassRoom:
         max_students: int,
         clock: Callable[[], float] = time.monotonic,
         owner: Who | None = None,
+        allowance: Callable[[], None] | None = None,
     ):
         if not lesson.items:
             raise ClassError("a class needs at least one item")
@@ -120,6 +121,8 @@ class ClassRoom:
         self.clock = clock
         self.opened_at = clock()
         self.owner = owner
+        self.allowance = allowance  # called before an answer is kept: raises past the server's bound
+        self.answers = 0  # kept, over every student
         self.ended_at: float | None = (
             None  # when the last item closed (paced) or the answers were revealed (self-paced)
         )
@@ -327,7 +330,10 @@ class ClassRoom:
             result = answer_result(benchmark, item, text, student.name, seconds, tag=tag)
             if result.status is not Status.ANSWERED:
                 raise ClassError("that answer could not be read: tap one of the answers")
+            if self.allowance is not None:
+                self.allowance()
             student.answers[index] = result
+            self.answers += 1
             self.tally.bump()
             if self.lesson.pace is Pace.SELF:
                 student.index = index + 1

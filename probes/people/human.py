@@ -12,8 +12,8 @@ import re
 
 from probes.core.benchmark import Benchmark
 from probes.core.errors import NameRejected
-from probes.core.types import Condition, Item, ItemRef, Mode, Origin, Result
-from probes.reading.grading import grade_reply
+from probes.core.types import AnswerKind, Condition, Item, ItemRef, Mode, Origin, Parsed, Result, Status
+from probes.reading.grading import grade_parsed, grade_reply
 
 PROVIDER = "human"
 # People see no worked examples, are not asked for reasoning, and see the item as it is.
@@ -76,6 +76,30 @@ def answer_result(
     Status `unparsed` means the answer could not be read in the item's format; a caller may ask
     again instead of recording it (a person can fix a typo, a model cannot)."""
     ref = ItemRef.of(item, Origin.HUMAN)
-    return grade_reply(
-        benchmark, item, answer, model_id(name, tag), CONDITION, ref, latency=round(max(0.0, seconds), 3)
-    )
+    fields = {"latency": round(max(0.0, seconds), 3)}
+    parsed = tapped(benchmark, item, answer)
+    if parsed is not None:
+        return grade_parsed(benchmark, item, answer, parsed, model_id(name, tag), CONDITION, ref, **fields)
+    return grade_reply(benchmark, item, answer, model_id(name, tag), CONDITION, ref, **fields)
+
+
+WHOLE_NUMBER = re.compile(r"\d{1,9}")
+
+
+def tapped(benchmark: Benchmark, item: Item, answer: str) -> Parsed | None:
+    """An answer as a button or a key sends it, read at once: an option's label, Yes or No, a
+    whole number, each the value the benchmark's reader gives it (tests/probes/test_human.py),
+    without the reader's pass over a model's prose (a hall of 300 taps at once: 0.1 ms each, not
+    1 to 3). None for anything else, and for a benchmark with a reader of its own."""
+    if type(benchmark).parse_reply is not Benchmark.parse_reply:
+        return None
+    text = answer.strip()
+    if item.kind is AnswerKind.CHOICE and item.options:
+        lowered = text.lower()
+        index = next((i for i, label in enumerate(item.labels) if label.lower() == lowered), None)
+        return None if index is None else Parsed(index, Status.ANSWERED)
+    if item.kind is AnswerKind.YES_NO and text.lower() in ("yes", "no"):
+        return Parsed(text.lower(), Status.ANSWERED)
+    if item.kind is AnswerKind.NUMBER and WHOLE_NUMBER.fullmatch(text):
+        return Parsed(int(text), Status.ANSWERED)
+    return None

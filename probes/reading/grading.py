@@ -12,7 +12,7 @@ import time
 from typing import Any
 
 from probes.core.benchmark import Benchmark
-from probes.core.types import Condition, Item, ItemRef, Result, Status, jsonable
+from probes.core.types import Condition, Item, ItemRef, Parsed, Result, Status, jsonable
 
 
 def new_result(item: Item, model: str, condition: Condition, ref: ItemRef, status: Status, **fields: Any) -> Result:
@@ -42,7 +42,20 @@ def grade_reply(
     **fields: Any,
 ) -> Result:
     """Parse and grade `reply` to `item` (as asked, after any perturbation)."""
-    parsed = benchmark.parse_reply(reply, item)
+    return grade_parsed(benchmark, item, reply, benchmark.parse_reply(reply, item), model, condition, ref, **fields)
+
+
+def grade_parsed(
+    benchmark: Benchmark,
+    item: Item,
+    reply: str,
+    parsed: Parsed,
+    model: str,
+    condition: Condition,
+    ref: ItemRef,
+    **fields: Any,
+) -> Result:
+    """Grade `reply` to `item`, already read as `parsed`."""
     correct, score = benchmark.grade(item, parsed)
     return new_result(
         item,

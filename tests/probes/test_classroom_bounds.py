@@ -151,3 +151,24 @@ def test_codes_are_read_with_spaces_dashes_and_in_any_case(clock):
     room = classes.open(lesson())
     shown = f"{room.code[:4].lower()}-{room.code[4:]} "
     assert classes.join(shown, "Ada")[0] is room and len(room.code) == CODE_LENGTH
+
+
+def test_the_answers_held_in_memory_are_bounded_over_every_class(clock):
+    classes = Classes(ClassBounds(max_answers=5), clock=clock)
+    first, second = classes.open(lesson(n=3)), classes.open(lesson(n=3))
+    students = [
+        classes.join(room.code, None, Who(f"p{n}", "192.0.2.1"))[1] for room in (first, second) for n in range(3)
+    ]
+    for room in (first, second):
+        room.next(room.teacher_token)
+    taken = []
+    for token in students:
+        try:
+            classes.by_token(token).answer(token, "Yes")
+            taken.append(token)
+        except ClassError as exc:
+            assert "as many class answers as it can" in str(exc)
+    assert len(taken) == 5
+    classes.close(first.teacher_token)  # its three answers go with it: room again
+    late = students[-1]
+    assert classes.by_token(late).answer(late, "Yes")["received"]

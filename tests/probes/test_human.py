@@ -68,3 +68,29 @@ def test_people_score_beside_models_in_the_report(store):
                        (human.answer_result(benchmark, second, wrong, "Ada", 4.0), None, "")])  # fmt: skip
     [row] = aggregate(store.results())
     assert (row.model, row.n, row.correct, row.accuracy, row.mean_latency) == ("human/Ada", 2, 1, 50.0, 3.0)
+
+
+@pytest.mark.parametrize(
+    "benchmark_id",
+    ["illusion/mueller-lyer", "illusion/zoellner", "blind/touching-circles", "blind/olympic-circles",
+     "blind/nested-squares", "shitsukan/classification", "blind/line-intersections"],
+)  # fmt: skip
+def test_a_tapped_answer_is_read_as_the_reader_reads_it(benchmark_id):
+    """A button's or a key's answer takes the short path (`human.tapped`): the same value, grade
+    and result as the full reader gives the same text, for every answer a button can send."""
+    from probes.reading.grading import grade_reply
+
+    benchmark = get_benchmark(benchmark_id)
+    for item in benchmark.items()[:12]:
+        sent = [*item.labels, *(label.upper() for label in item.labels)] if item.options else []
+        sent += ["Yes", "no", " yes "] + [str(n) for n in (0, 3, 7, 12, 140)]
+        for answer in sent:
+            quick = human.tapped(benchmark, item, answer)
+            full = benchmark.parse_reply(answer, item)
+            if quick is not None:
+                assert (quick.value, quick.status) == (full.value, full.status), (benchmark_id, answer)
+            tapped_result = human.answer_result(benchmark, item, answer, "Ada", 1.0)
+            read = grade_reply(benchmark, item, answer, tapped_result.model, human.CONDITION, tapped_result.item_ref,
+                               latency=1.0)  # fmt: skip
+            assert (tapped_result.status, tapped_result.parsed, tapped_result.correct, tapped_result.score) == (
+                read.status, read.parsed, read.correct, read.score), (benchmark_id, answer)  # fmt: skip
