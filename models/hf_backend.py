@@ -2,10 +2,15 @@
 
 One loaded copy per model, shared by every caller in the process and loaded on first use, at
 most PROBE_MAX_LOCAL_MODELS at once (models/hf_pool.py evicts the least recently used idle
-one); generation runs on that model's worker thread (models/hf_worker.py), which batches the
-requests waiting for it, so the event loop (and the Gradio server) stays responsive, and inside
-`spaces.GPU` on ZeroGPU Spaces (models/hf_zerogpu.py). torch and transformers are imported only
-when a local model is first asked something.
+one); a request's inputs are prepared (templated, tokenized, images processed) in a pool of
+threads as it arrives (models/hf_prepare.py), and the model's worker thread (models/hf_worker.py)
+generates or scores prepared requests in batches sized to the device's memory, so the event
+loop (and the Gradio server) stays responsive and the model does not wait on image processing;
+on ZeroGPU Spaces only the model runs inside `spaces.GPU` (models/hf_zerogpu.py). torch and
+transformers are imported only when a local model is first asked something.
+
+Which image processor prepares the inputs: `PROBE_HF_IMAGES` (models/hf_prepare.py; by default
+transformers' choice, on the CPU, so the pixels are the model's own).
 
 Before a model is asked, `notes()` and `download_size()` say what its first use will fetch
 (the Hub's file listing, models/hf_hub.py); while it loads, `loading_progress()` (or
@@ -28,11 +33,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from models import hf_hub, hf_progress, hf_zerogpu
+from models import hf_hub, hf_pixels, hf_progress, hf_zerogpu
 from models.base import Backend
 from models.hf_pool import Pool, max_loaded
+from models.hf_prepare import IMAGES_VARIABLE, ImageChoice, choose_images, images_mode
 from models.hf_progress import LoadingProgress, size_text
-from models.hf_worker import MAX_BATCH, ModelWorker
+from models.hf_worker import ModelWorker
 from models.types import GenerateConfig, ImagePart, Message, Output, TextPart, Unavailable
 
 _pool = Pool()
@@ -41,14 +47,23 @@ _failures_lock = threading.Lock()
 RETRY_LOAD_AFTER = 60.0  # seconds
 
 
+FIRST_CONCURRENCY = 8  # requests in flight before the model is loaded (then: its worker's in_flight)
+
+
 class HFBackend(Backend):
-    default_concurrency = MAX_BATCH  # requests in flight: the model's worker batches them
     offers_probabilities = True  # candidates scored by the model itself (`score`)
 
     def __init__(self, model_id: str, source: str):
         self.model_id = model_id
         self.source = source  # a Hub id ("org/name") or a local folder
         self.endpoint = f"local:{_fingerprint(source)}"
+
+    @property
+    def default_concurrency(self) -> int:  # type: ignore[override]
+        """Requests in flight: enough for the worker to batch them and prepare the next batch
+        while one runs (it says how many, from the memory left); 8 before the model is loaded."""
+        worker = _pool.worker(self.source)
+        return worker.in_flight() if worker is not None else FIRST_CONCURRENCY
 
     def _is_local(self) -> bool:
         return self.source.startswith((".", "/", "~")) or Path(self.source).expanduser().is_dir()
@@ -93,6 +108,12 @@ class HFBackend(Backend):
         return found.size if found else None
 
     def notes(self) -> str:
+        worker = _pool.worker(self.source)
+        images = worker.images.note if worker is not None else _images_note()
+        found = self._weights_note()
+        return f"{found}; {images}" if images else found
+
+    def _weights_note(self) -> str:
         folder = self._folder_here()
         if folder is not None:
             where = "local folder" if self._is_local() else "Hugging Face cache"
@@ -127,8 +148,10 @@ class HFBackend(Backend):
                 settings.update(do_sample=True, temperature=config.temperature)
             else:
                 settings.update(do_sample=False, temperature=None, top_p=None, top_k=None)
-            conversation = await asyncio.to_thread(lambda: [_to_hf(m) for m in messages])
-            future = lease.worker.submit(conversation, settings)
+            # The conversation is built (its images read) in a preparation thread; a reply whose
+            # probabilities come next keeps its prepared inputs for that scoring (`score`).
+            keep = id(messages) if config.probabilities else None
+            future = lease.worker.submit(_conversation(messages), settings, keep=keep, anchor=messages)
         except BaseException:
             lease.release()
             raise
@@ -140,8 +163,9 @@ class HFBackend(Backend):
     async def score(self, messages: Sequence[Message], prefix: str, candidates: Sequence[str]) -> dict[str, float]:
         lease = await _pool.lease_async(self.source, _Loader(self))
         try:
-            conversation = await asyncio.to_thread(lambda: [_to_hf(m) for m in messages])
-            future = lease.worker.submit_scoring(conversation, prefix, tuple(candidates))
+            future = lease.worker.submit_scoring(
+                _conversation(messages), prefix, tuple(candidates), kept=id(messages), anchor=messages
+            )
         except BaseException:
             lease.release()
             raise
@@ -196,16 +220,22 @@ class _Loader:
             from transformers import AutoModelForImageTextToText
 
             with hf_progress.count_weights_loaded(self.source):
-                processor = load_processor(folder)
                 model = AutoModelForImageTextToText.from_pretrained(
                     str(folder), dtype="auto", **hf_zerogpu.load_kwargs()
                 )
+                images = choose_images(gpu_here=_on_cuda(model) and not hf_zerogpu.on_zerogpu())
+                processor = load_processor(folder, images)
+            # The PIL processor's rescale and normalize in fewer passes, where that is exact.
+            hf_pixels.install(getattr(processor, "image_processor", None))
             model.eval()
+        except Unavailable as exc:
+            self._failed(str(exc))
+            raise
         except Exception as exc:
             why = f"{self.backend.model_id} could not be loaded: {type(exc).__name__}: {exc}"
             self._failed(why)
             raise Unavailable(why) from None
-        return ModelWorker(self.backend.model_id, processor, model, folder=str(folder))
+        return ModelWorker(self.backend.model_id, processor, model, folder=str(folder), images=images)
 
     def _failed(self, why: str) -> None:
         # Loading can take long to fail; every item of a run must not pay that again.
@@ -214,19 +244,22 @@ class _Loader:
         hf_progress.report(self.source, "failed", why)
 
 
-def load_processor(folder: Path) -> Any:
-    """AutoProcessor; without torchvision, a processor whose video part needs it is built for
-    images and text alone (the same class, minus its video processor)."""
+def load_processor(folder: Path, images: ImageChoice | None = None) -> Any:
+    """AutoProcessor, with the image processor `images` names (default: PROBE_HF_IMAGES's choice
+    on the CPU); without torchvision, a processor whose video part needs it is built for images
+    and text alone (the same class, minus its video processor)."""
     from transformers import AutoProcessor
 
+    images = images or choose_images()
+    chosen = {"backend": images.backend} if images.backend else {}
     try:
-        return AutoProcessor.from_pretrained(str(folder))
+        return AutoProcessor.from_pretrained(str(folder), **chosen)
     except (ImportError, OSError) as exc:
         # Without torchvision: an ImportError naming it, or (for a folder saved without a video
         # processor) an OSError about the video processor's missing config.
         if "torchvision" not in str(exc).lower() and "video processor" not in str(exc).lower():
             raise
-    return _image_only(_processor_class(folder)).from_pretrained(str(folder))
+    return _image_only(_processor_class(folder)).from_pretrained(str(folder), **chosen)
 
 
 def _processor_class(folder: Path) -> type:
@@ -270,6 +303,29 @@ def _image_only(base: type) -> type:
 
 def _not_downloaded(source: str, why: str) -> str:
     return f"{source} is not downloaded here and {why}: fetch it once online, or name a local folder"
+
+
+def _on_cuda(model: Any) -> bool:
+    try:
+        return next(model.parameters()).device.type == "cuda"
+    except (AttributeError, StopIteration, TypeError):
+        return False
+
+
+def _images_note() -> str:
+    """Before a model is loaded: what PROBE_HF_IMAGES will do, where a person should know it."""
+    try:
+        mode = images_mode()
+    except Unavailable as exc:
+        return str(exc)
+    if mode == "gpu":
+        return f"{IMAGES_VARIABLE}=gpu: images resized on the GPU, where LANCZOS becomes BICUBIC (pixels differ)"
+    return ""
+
+
+def _conversation(messages: Sequence[Message]) -> Any:
+    """A function building the conversation transformers takes (images as PIL RGB)."""
+    return lambda: [_to_hf(m) for m in messages]
 
 
 def _to_hf(message: Message) -> dict[str, Any]:

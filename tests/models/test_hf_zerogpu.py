@@ -9,6 +9,7 @@ import asyncio
 import contextvars
 import importlib.machinery
 import sys
+import threading
 import types
 
 import pytest
@@ -100,7 +101,7 @@ def test_a_gpu_process_forked_before_the_model_was_loaded_loads_it_from_its_fold
     model = AutoModelForImageTextToText.from_pretrained(str(tiny_vlm))
     expected = model.generate(**inputs, **settings)
     try:
-        output = hf_zerogpu.generate_on_gpu("never-registered", str(tiny_vlm), dict(inputs), settings)
+        output, _ = hf_zerogpu.generate_on_gpu("never-registered", str(tiny_vlm), dict(inputs), settings)
     finally:
         hf_zerogpu.unregister("never-registered")
     assert output.tolist() == expected.tolist()
@@ -115,3 +116,62 @@ def test_the_real_spaces_package_changes_nothing_off_zerogpu(monkeypatch):
 
     assert spaces.GPU(generate) is generate
     assert spaces.GPU(duration=hf_zerogpu.GPU_SECONDS)(generate) is generate
+
+
+def test_on_zerogpu_no_image_is_processed_inside_the_gpu_function(tiny_vlm, fake_spaces, monkeypatch):
+    """The GPU function receives prepared tensors: images are processed before it, in the app's
+    preparation threads, for replies and for answer probabilities alike, so a visitor's GPU
+    quota pays for the model alone."""
+    inside: set[int] = set()  # threads running the decorated function now
+    processed: list[bool] = []  # per image processing: was its thread inside the GPU function?
+    real_gpu = sys.modules["spaces"].GPU
+
+    def gpu(task=None, *, duration=None, size=None):
+        wrapped = real_gpu(duration=duration)
+
+        def decorate(function):
+            on_gpu = wrapped(function)
+
+            def tracked(*args, **kwargs):
+                inside.add(threading.get_ident())
+                try:
+                    return on_gpu(*args, **kwargs)
+                finally:
+                    inside.discard(threading.get_ident())
+
+            return tracked
+
+        return decorate(task) if callable(task) else decorate
+
+    monkeypatch.setattr(sys.modules["spaces"], "GPU", gpu)
+    from transformers import CLIPImageProcessorPil
+
+    preprocess = CLIPImageProcessorPil.preprocess
+
+    def watched(self, *args, **kwargs):
+        processed.append(threading.get_ident() in inside)
+        return preprocess(self, *args, **kwargs)
+
+    monkeypatch.setattr(CLIPImageProcessorPil, "preprocess", watched)
+    hf_backend.evict_idle()
+    monkeypatch.setenv("SPACES_ZERO_GPU", "true")
+    assert hf_zerogpu.refresh()
+    backend = create(f"hf/{tiny_vlm}")
+    messages = (user(ImagePart(shapes_image("circle", 60)), "Are the two circles touching?"),)
+
+    async def ask_and_score():
+        visitor.set("bob")
+        reply = await backend.generate(messages, GenerateConfig(max_tokens=4, probabilities=True))
+        scores = await backend.score(messages, "", ["yes", "no"])  # read from the reply's own steps
+        scores = await backend.score(tuple(messages), "", ["yes", "no"])  # prepared again, and a scoring pass
+        others = await asyncio.gather(
+            *(backend.generate([user(ImagePart(shapes_image(k, s)), "what?")], GenerateConfig(max_tokens=3))
+              for k, s in (("square", 40), ("circle", 80), ("square", 70)))
+        )  # fmt: skip
+        return reply, scores, others
+
+    reply, scores, others = asyncio.run(ask_and_score())
+    assert reply.text and set(scores) == {"yes", "no"} and all(o.text for o in others)
+    assert {call["function"] for call in fake_spaces} == {"generate_on_gpu", "score_on_gpu"}
+    assert all(call["visitor"] == "bob" for call in fake_spaces)
+    assert len(processed) >= 4 and not any(processed)
