@@ -253,10 +253,25 @@ def prepare_threads(backend: str) -> int:
     """Preparations one model runs at once: one per core for PIL (single-threaded work that
     releases the GIL); two for torchvision, whose operations already use torch's threads.
     PROBE_HF_PREPARE_THREADS overrides."""
-    raw = os.environ.get(THREADS_VARIABLE, "").strip()
-    if raw.isdigit() and int(raw) > 0:
-        return int(raw)
+    chosen = threads_setting()
+    if chosen is not None:
+        return chosen
     return cores() if backend == "pil" else min(2, cores())
+
+
+MAX_PREPARE_THREADS = 64
+
+
+def threads_setting() -> int | None:
+    """PROBE_HF_PREPARE_THREADS as set (None: unset), read like a flag: anything but a whole
+    number from 1 to MAX_PREPARE_THREADS is refused with what to write."""
+    raw = os.environ.get(THREADS_VARIABLE, "").strip()
+    if not raw:
+        return None
+    if not raw.isdigit() or not 1 <= int(raw) <= MAX_PREPARE_THREADS:
+        raise Unavailable(f"{THREADS_VARIABLE}={raw[:40]!r}: write a whole number of threads from 1 to "
+                          f"{MAX_PREPARE_THREADS}, or leave it unset (one per core)")  # fmt: skip
+    return int(raw)
 
 
 _pool: ThreadPoolExecutor | None = None

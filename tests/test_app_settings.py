@@ -19,7 +19,8 @@ from tests.conftest import REPO
 VARIABLES = ("PROBE_MODELS", "PROBE_IMAGE_CACHE_MB", "PROBE_DRAWING_PROCESS", "PROBE_MAX_LOCAL_MODELS",
              "PROBE_TRUSTED_PROXIES", "PROBE_MAX_ITEMS", "PROBE_PUBLIC", "PROBE_SESSION_BUDGET",
              "PROBE_CLIENT_BUDGET", "PROBE_GLOBAL_BUDGET", "PROBE_HF_MODELS", "PROBE_ALLOWED_MODELS", "SPACE_ID",
-             "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL")  # fmt: skip
+             "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "PROBE_HF_IMAGES", "PROBE_HF_PREPARE_THREADS",
+             "PROBE_CLASS_PUBLISH")  # fmt: skip
 
 
 def start_app(tmp_path, **env: str) -> subprocess.CompletedProcess:
@@ -76,6 +77,10 @@ def clean_environment(monkeypatch):
      ("PROBE_GLOBAL_BUDGET", "inf", "PROBE_GLOBAL_BUDGET='inf'"),
      ("PROBE_MAX_ITEMS", "-1", "PROBE_MAX_ITEMS='-1'"),
      ("PROBE_PUBLIC", "2", "PROBE_PUBLIC='2'"),
+     ("PROBE_CLASS_PUBLISH", "sometimes", "PROBE_CLASS_PUBLISH='sometimes': write 1"),
+     ("PROBE_HF_IMAGES", "cuda", "PROBE_HF_IMAGES is one of auto, pil, torchvision, gpu, not 'cuda'"),
+     ("PROBE_HF_PREPARE_THREADS", "100000", "PROBE_HF_PREPARE_THREADS='100000': write a whole number of threads"),
+     ("PROBE_HF_PREPARE_THREADS", "two", "from 1 to 64"),
      ("PROBE_HF_MODELS", "hf/HuggingFaceTB/SmolVLM-256M-Instruct", "write 'HuggingFaceTB/SmolVLM-256M-Instruct' "
                                                                    "without hf/"),
      ("PROBE_ALLOWED_MODELS", "gpt-4o", "'gpt-4o' is not a model id: write provider/model"),
@@ -96,6 +101,7 @@ def test_good_and_huge_but_meaningful_values_pass(tmp_path, clean_environment):
     models.write_text('[[endpoints]]\nname = "lab"\nbase_url = "http://127.0.0.1:9/v1"\nmodels = ["m"]\n')
     for variable, value in {"PROBE_MODELS": str(models), "PROBE_IMAGE_CACHE_MB": "1048576",
                             "PROBE_DRAWING_PROCESS": "off", "PROBE_MAX_LOCAL_MODELS": "3",
+                            "PROBE_HF_IMAGES": "pil", "PROBE_HF_PREPARE_THREADS": "4", "PROBE_CLASS_PUBLISH": "1",
                             "PROBE_TRUSTED_PROXIES": "2", "PROBE_SESSION_BUDGET": "1" + "0" * 30,
                             "PROBE_HF_MODELS": "HuggingFaceTB/SmolVLM-256M-Instruct, /srv/models/my model",
                             "PROBE_ALLOWED_MODELS": "openai/gpt-4.1", "OPENAI_BASE_URL": "http://127.0.0.1:9/v1",

@@ -12,6 +12,7 @@ starts (`run` checks its own before opening the store), and here they are all ca
 | PROBE_IMAGE_CACHE_MB | image_cache.max_bytes_from_env |
 | PROBE_DRAWING_PROCESS | drawing_process.enabled |
 | PROBE_MAX_LOCAL_MODELS | models.hf_pool.max_loaded |
+| PROBE_HF_IMAGES, PROBE_HF_PREPARE_THREADS | models.hf_prepare.images_mode, threads_setting |
 | PROBE_MODELS (the models file) | models.registry.load_endpoints |
 | OPENAI_BASE_URL, ANTHROPIC_BASE_URL (the SDKs' own) | `base_url` here (the backends take them unchecked) |
 """
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 import os
 
-from models import hf_pool
+from models import hf_pool, hf_prepare
 from models import registry as model_registry
 from models.models_file import url_problem
 from probes.core.errors import UsageError
@@ -37,6 +38,8 @@ def check() -> None:
     image_cache.max_bytes_from_env()
     drawing_process.enabled()
     hf_pool.max_loaded()
+    hf_prepare.images_mode()
+    hf_prepare.threads_setting()
     model_registry.load_endpoints()  # the file PROBE_MODELS names, read whole and checked field by field
     for provider in BASE_URLS:
         base_url(provider)
