@@ -39,14 +39,16 @@ def free_port() -> int:
 
 
 def reset_caches() -> None:
-    """Process-wide caches hold backends, the store, the limits read from the environment and
-    the budgets: each app gets fresh ones."""
+    """Process-wide caches hold backends, the store, the links' kept answers, the limits read from
+    the environment and the budgets: each app gets fresh ones."""
     from probes.running import answerers, limits
     from ui import common, items, sessions
 
     answerers._shared.clear()
     limits._current = None  # read again (lazily) from the environment
     sessions.shared_store.cache_clear()
+    sessions.shared_cache.cache_clear()  # both under the app's PROBE_HOME: another test's are not this one's
+    sessions.link_store.cache_clear()
     common.budget.cache_clear()
     common.endpoints.cache_clear()
     common.catalogue_ids.cache_clear()
