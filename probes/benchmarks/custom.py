@@ -1,4 +1,6 @@
-"""`custom:PATH`: a user's own folder of questions, probed like any benchmark.
+"""`custom:PATH`: a user's own folder of questions, probed like any benchmark; or a folder
+`generate` wrote (in any format: it holds `probe_set.json`), which asks exactly its set as the
+benchmark's own items (`probes.files.set_folder`).
 
 The folder holds `items.jsonl`, one JSON object per line, and the image files it names:
 
@@ -37,6 +39,7 @@ from probes.core.types import AnswerKind, ImageSource, Item, option_labels
 from probes.files.file_identity import ByIdentity, identity_of
 from probes.files.images import ImageInfo, ImageRejected, check_image_file, file_source, load_image
 from probes.files.jsonl import MAX_OPTION_CHARS, MAX_QUESTION_CHARS, is_text, problems, read_objects, too_long
+from probes.files.set_folder import is_set_folder, open_set
 
 _KINDS = {k.value: k for k in AnswerKind if k not in (AnswerKind.CHOICE, AnswerKind.WORDS)}
 
@@ -55,7 +58,10 @@ class CustomFolder(Benchmark):
         self.id = f"custom:{folder}"
         self.notes: list[str] = []  # what a user should know about accepted images (animated, tiny)
         if not (self.folder / "items.jsonl").is_file():
-            raise FolderError(f"{self.folder}: no items.jsonl here (see `python -m probes list` for the format)")
+            raise FolderError(
+                f"{self.folder}: no items.jsonl here, nor a set generate wrote (probe_set.json) "
+                "(see `python -m probes list` for the format)"
+            )
 
     def load_items(self) -> list[Item]:
         return self._read("items.jsonl")
@@ -313,4 +319,23 @@ def _short_answer(answer: Any, kind_name: Any) -> tuple[AnswerKind, Any]:
     return kind, str(answer).strip()
 
 
-register_prefix("custom:", CustomFolder, "custom:PATH for your own folder")
+def folder_benchmark(path: str) -> Benchmark:
+    """`custom:PATH`: the set a folder `generate` wrote holds (its benchmark, holding exactly
+    those items), else the folder's own items.jsonl."""
+    found = open_set(Path(path).expanduser())
+    return found if found is not None else CustomFolder(path)
+
+
+def folder_id(text: str) -> str | None:
+    """`custom:TEXT` where TEXT names a folder that can be run (a set generate wrote, or one of
+    your own: it holds probe_set.json or items.jsonl), else None. For the command line's
+    `run PATH`: the playground never reads a path given as a benchmark id."""
+    try:
+        folder = Path(text).expanduser()
+        found = folder.is_dir() and (is_set_folder(folder) or (folder / "items.jsonl").is_file())
+    except (OSError, ValueError, RuntimeError):  # a NUL byte, a name too long, ~nobody
+        return None
+    return f"custom:{text}" if found else None
+
+
+register_prefix("custom:", folder_benchmark, "custom:PATH for your own folder or a set generate wrote")

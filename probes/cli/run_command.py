@@ -9,18 +9,22 @@ import asyncio
 import math
 import signal
 import sys
+from pathlib import Path
 
 from models.types import GenerateConfig
 from probes.analysis.scoring import aggregate
 from probes.asking import perturb
+from probes.benchmarks.custom import folder_id
 from probes.cli.checks import check_run_options, load_endpoints, shell_words
 from probes.cli.progress import ProgressBar
 from probes.cli.table import table
-from probes.core.errors import UsageError
+from probes.core.benchmark import Benchmark
+from probes.core.errors import UnknownBenchmark, UsageError
 from probes.core.params import parse_params
-from probes.core.registry import get_benchmark
-from probes.core.selection import select_items
-from probes.core.types import Mode, Result, Status
+from probes.core.selection import draw_set
+from probes.core.types import Item, Mode, Result, Status
+from probes.files.set_folder import folder_spec, is_set_folder
+from probes.files.set_spec import SPEC_FILE
 from probes.running import answerers
 from probes.running.adaptive_sweep import Sweeping, SweepOutcome, check_sweep, sweep_models
 from probes.running.runner import Progress, RunPlan, Stop, run
@@ -50,8 +54,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     perturb.check(args.perturb)
     endpoints = load_endpoints(args.models_file)
     backends = [answerers.resolve(model_id, endpoints) for model_id in dict.fromkeys(args.model)]
-    benchmark = get_benchmark(args.benchmark, data=args.data, params=parse_params(args.param))
-    items = select_items(benchmark.items(), args.limit, args.seed)
+    benchmark, items = draw_items(args)
     for note in benchmark.notes:  # a custom folder's odd but accepted images
         print(f"note: {note}", file=sys.stderr)
     adaptive = args.until_pse_width is not None
@@ -110,6 +113,37 @@ def cmd_run(args: argparse.Namespace) -> int:
             if note:
                 print(f"note: {note}", file=sys.stderr)
     return report_errors(results)
+
+
+def draw_items(args: argparse.Namespace) -> tuple[Benchmark, list[Item]]:
+    """The benchmark and the items `run` asks: BENCH with its --param, --limit and --seed drawn by
+    the sampler `generate` draws with too; or a folder (`custom:PATH`, or PATH alone where it is
+    no benchmark id): a set generate wrote, in any format, asks exactly its items as its
+    benchmark's own, and with its seed unless --seed is given (so `run DIR` is `run BENCH --limit
+    N --seed S --param ...` of its description, the requests' seed and cached answers included);
+    a folder of your own, its items.jsonl. Sets `args.seed` (default 0)."""
+    params = parse_params(args.param)
+    benchmark_id: str | None = args.benchmark
+    if ":" not in args.benchmark:
+        try:
+            drawn = draw_set(args.benchmark, params, args.limit, args.seed or 0, data=args.data)
+            args.seed = args.seed or 0
+            return drawn
+        except UnknownBenchmark:  # no benchmark id: a folder, or the unknown id named as before
+            benchmark_id = folder_id(args.benchmark)
+            if benchmark_id is None:
+                raise
+    if benchmark_id.startswith("custom:") and (params or args.data):
+        option = "--param" if params else "--data"
+        raise UsageError(
+            f"{option}: {args.benchmark} is a folder, whose items are its own (a set generate wrote is described by "
+            f"its {SPEC_FILE}); run it without {option}"
+        )
+    if args.seed is None:
+        folder = Path(benchmark_id.removeprefix("custom:")).expanduser()
+        spec = folder_spec(folder) if benchmark_id.startswith("custom:") and is_set_folder(folder) else None
+        args.seed = spec.seed if spec is not None else 0
+    return draw_set(benchmark_id, params, args.limit, args.seed, data=args.data)
 
 
 async def run_stoppable(

@@ -97,6 +97,13 @@ def generated_families() -> dict[str, type[Benchmark]]:
     return dict(sorted(GENERATED.items()))
 
 
+def generated_family(benchmark_id: str) -> type[Benchmark] | None:
+    """The class of the generated family `benchmark_id` (its params), None for any other id;
+    loads only what the id needs, as `get_benchmark` does."""
+    _load_for(benchmark_id)
+    return GENERATED.get(benchmark_id)
+
+
 def get_benchmark(benchmark_id: str, data: str | None = None, params: dict[str, Any] | None = None) -> Benchmark:
     """Build a benchmark. `data` points at a local copy where the benchmark reads one;
     `params` fixes or sweeps generator parameters (NAME -> list of values)."""

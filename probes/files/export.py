@@ -1,12 +1,14 @@
 """A generated set on disk: which items `python -m probes generate` draws, and the folder it
 writes: one PNG per image, a metadata.jsonl (the Hugging Face imagefolder layout: file_name,
-answer, every parameter) and an items.jsonl in the custom-folder format (`probes/benchmarks/
-custom.py`: id, image or images, question, answer, kind, options), so that `run custom:FOLDER`
-runs the set as it is. An item that format cannot hold is left out of items.jsonl (and kept in
-metadata.jsonl): an ungraded one (an illusion item whose targets measured equal has no right
-option) or a word-list answer (texture generation's match rate). Beside them `.probe-export.json`
-names every file written, so the same command may write the folder again and nothing else may
-(`probes.files.export_folder`).
+answer, every parameter), an items.jsonl in the custom-folder format (`probes/benchmarks/
+custom.py`: id, image or images, question, answer, kind, options) and `probe_set.json`, the set's
+description (`probes.files.set_spec`), so that `run FOLDER` asks the set again as the benchmark's
+own items (`probes.files.set_folder`); a folder without the description (a copy of items.jsonl
+and its pictures) still runs as a folder of your own. An item the custom-folder format cannot
+hold is left out of items.jsonl (and kept in metadata.jsonl): an ungraded one (an illusion item
+whose targets measured equal has no right option) or a word-list answer (texture generation's
+match rate). Beside them `.probe-export.json` names every file written, so the same command may
+write the folder again and nothing else may (`probes.files.export_folder`).
 
 The CLI and the Stimulus lab's export both use these, so a set exported from the browser is the
 same folder the command writes for the same benchmark, parameters, size and seed.
@@ -26,10 +28,10 @@ from typing import Any
 from models.png import encode_rgb_png
 from models.types import to_rgb
 from probes.core.benchmark import Benchmark
-from probes.core.registry import generated_families, get_benchmark
-from probes.core.selection import select_items
+from probes.core.selection import draw_set
 from probes.core.types import AnswerKind, ImageSource, Item, option_labels
 from probes.files.export_folder import ExportFolder, export_into
+from probes.files.set_spec import SPEC_FILE, SetSpec, write_spec
 
 CUSTOM_ITEMS = "items.jsonl"  # what `run custom:FOLDER` reads
 METADATA = "metadata.jsonl"  # the Hugging Face imagefolder's
@@ -39,15 +41,11 @@ PARALLEL_FROM = 16  # fewer distinct images than this: starting processes costs 
 def generated_set(
     benchmark_id: str, params: Mapping[str, Sequence[str]], n: int, seed: int
 ) -> tuple[Benchmark, list[Item]]:
-    """The benchmark built with `params` (NAME -> values) and `n` of its items drawn with `seed`.
-    A benchmark drawn with random positions takes `seed` as its design seed too, unless the
-    parameters fix one: another seed is another set, not just another sample of the same one."""
-    params = {name: list(values) for name, values in params.items()}
-    benchmark = get_benchmark(benchmark_id, params=params)
-    family = generated_families().get(benchmark_id)
-    if family is not None and "seed" in family.params and "seed" not in params:
-        benchmark = get_benchmark(benchmark_id, params={**params, "seed": [str(seed)]})
-    return benchmark, select_items(benchmark.items(), n, seed)
+    """The benchmark built with `params` (NAME -> values) and `n` of its items drawn with `seed`:
+    the items `run BENCH --limit N --seed S` asks with the same parameters (one sampler,
+    `probes.core.selection.draw_set`). `seed` picks the sample; a family drawn with random
+    positions takes its design seed as a parameter (`seed=3`), as `run` does."""
+    return draw_set(benchmark_id, params, n, seed)
 
 
 def write_generated(
@@ -55,10 +53,12 @@ def write_generated(
     out: Path | ExportFolder,
     on_item: Callable[[int], None] | None = None,
     workers: int | None = None,
+    spec: SetSpec | None = None,
 ) -> list[dict[str, Any]]:
     """Write the items' images as 00000.png, 00001.png ... (00000_0.png, 00000_1.png for an item
     with several images), one metadata.jsonl record per item and one items.jsonl record per item
-    the custom-folder format can hold (see `custom_record`); `on_item(done)` after each.
+    the custom-folder format can hold (see `custom_record`); `on_item(done)` after each; and,
+    given the set's description `spec` (what drew `items`), its probe_set.json.
     Returns the metadata records as written.
 
     `out` is an empty folder, one not there yet, or one an export wrote (`ExportFolder`):
@@ -70,6 +70,8 @@ def write_generated(
     names = [_file_names(index, item) for index, item in enumerate(items)]
     with export_into(out) as folder:
         folder.claim([*(name for listed in names for name in listed), METADATA, CUSTOM_ITEMS])
+        if spec is not None:
+            folder.claim([SPEC_FILE])
         sources = {source.ref: source for item in items for source in item.images}
         encoded = _encode_all(list(sources.values()), workers)
         records, metadata, runnable = [], [], []
@@ -94,6 +96,8 @@ def write_generated(
                 on_item(index + 1)
         folder.write(METADATA, "".join(metadata).encode("utf-8"))
         folder.write(CUSTOM_ITEMS, "".join(runnable).encode("utf-8"))
+        if spec is not None:
+            write_spec(spec, folder, "png")
     return records
 
 

@@ -8,9 +8,8 @@ holding what was written (a file edited since is someone's work). Anything else 
 must write (a file it did not write, a link, a file edited since) is refused with one line naming
 it, before anything is written.
 
-The manifest is a file of its own rather than a part of `probe_set.json`: every format has one
-(the PNG folder has no set description, and giving it one would change how `import --data` reads
-it), and it says which files are ours, not which set they hold, so a copied description never
+The manifest is a file of its own rather than a part of `probe_set.json` (which every format
+writes too): it says which files are ours, not which set they hold, so a copied description never
 hands someone's folder to the export.
 
 Every path under the folder is opened relative to the folder's descriptor, one name at a time

@@ -243,8 +243,9 @@ The exact command that wrote this folder (the same command writes the same bytes
 ```
 
 Load it with `datasets.load_dataset("{out}")` (or, once pushed, by its Hub id). `probe_set.json`
-holds the same description, so `python -m probes import ... --data THIS_FOLDER` matches replies
-from other toolkits to these items.
+holds the same description, so `python -m probes run THIS_FOLDER --model MODEL` asks these very
+items again, and `python -m probes import ... --data THIS_FOLDER` matches replies from other
+toolkits to them.
 
 ## Columns
 

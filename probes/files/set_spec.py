@@ -1,9 +1,17 @@
 """What names a generated set: the benchmark, its parameters, how many items and the seed, so the
-same set can be drawn again anywhere (`generated_set` is a pure function of them).
+same set can be drawn again anywhere (`draw` is a pure function of them, through the sampler
+`run` and `generate` share: `probes.core.selection.draw_set`).
 
-Every exported folder carries it as `probe_set.json`, and the lmms-eval task written beside a set
-carries it in its scorer, so replies coming back from another toolkit are matched to the very
+Every exported folder (png, hf, lmms-eval) carries it as `probe_set.json`, which `run FOLDER`
+reads to ask the set again (`probes.files.set_folder`), and the lmms-eval task written beside a
+set carries it in its scorer, so replies coming back from another toolkit are matched to the very
 items we drew: regenerated here and compared by id, question, options and answer.
+
+The seed picks the sample. A family drawn with random positions has a design seed of its own
+(the parameter `seed`), which a description always names (`spec_of` writes the family's default
+where none was given), so it reads the same to any version. A description written before it was
+named (no `seed` parameter) was drawn with the sample's seed as the design seed too, and reads
+so (`from_dict`): every folder and lmms-eval log written since still draws its very items.
 """
 
 from __future__ import annotations
@@ -17,11 +25,14 @@ from typing import Any
 
 from probes.core.benchmark import Benchmark
 from probes.core.errors import InputRejected
+from probes.core.registry import generated_family
+from probes.core.selection import draw_set
 from probes.core.types import Item
 from probes.files.export_folder import ExportFolder
 
 SPEC_FILE = "probe_set.json"
 MAX_SPEC_BYTES = 100_000
+COMMAND_OUT = "OUT"  # the folder, in the command a description holds
 
 
 @dataclass(frozen=True)
@@ -47,9 +58,12 @@ class SetSpec:
             spec = cls(str(data["benchmark"]), {str(k): tuple(v) for k, v in params.items()}, data["n"], data["seed"])
             if not all(isinstance(x, int) and not isinstance(x, bool) for x in (spec.n, spec.seed)) or spec.n < 1:
                 raise TypeError
-            return spec
         except (KeyError, TypeError):
             raise InputRejected(f"{where}: not a generated set's description (benchmark, params, n, seed)") from None
+        if "seed" not in spec.params and _design_seed(spec.benchmark) is not None:
+            # Written before descriptions named the design seed: the sample's seed drew the design.
+            return cls(spec.benchmark, {**spec.params, "seed": (str(spec.seed),)}, spec.n, spec.seed)
+        return spec
 
     def command(self, out: str | Path, form: str = "png") -> str:
         """The command that writes this set, as a person would type it."""
@@ -62,18 +76,35 @@ class SetSpec:
         return shlex.join(words)
 
     def draw(self) -> tuple[Benchmark, list[Item]]:
-        """The set again: the same items, ids, questions and answers as when it was written."""
-        from probes.files.export import generated_set  # export writes specs; the spec draws sets
-
-        return generated_set(self.benchmark, {k: list(v) for k, v in self.params.items()}, self.n, self.seed)
+        """The set again: the same items, ids, questions and answers as when it was written (and
+        as `run BENCHMARK --limit N --seed S` with these parameters asks)."""
+        return draw_set(self.benchmark, self.params, self.n, self.seed)
 
 
 def spec_of(benchmark: str, params: Mapping[str, Sequence[str]], n: int, seed: int) -> SetSpec:
-    return SetSpec(benchmark, {name: tuple(values) for name, values in params.items()}, n, seed)
+    """The description of `generate BENCHMARK --n N --seed S --param ...`: the parameters as
+    given, and a family's design seed named (its default) where they leave it out."""
+    named = {name: tuple(values) for name, values in params.items()}
+    default = _design_seed(benchmark) if "seed" not in named else None
+    if default is not None:
+        named["seed"] = default
+    return SetSpec(benchmark, named, n, seed)
+
+
+def _design_seed(benchmark: str) -> tuple[str, ...] | None:
+    """The design seeds a generated family draws with by default, None if it has no such
+    parameter (or is not a generated family)."""
+    family = generated_family(benchmark)
+    if family is None or "seed" not in family.params:
+        return None
+    return tuple(str(value) for value in family.params["seed"].default)
 
 
 def write_spec(spec: SetSpec, folder: ExportFolder, form: str) -> None:
-    record = {**spec.as_dict(), "command": spec.command(folder.path, form)}
+    """probe_set.json: the description, and the command that writes the set (the folder named
+    OUT: the description holds no path of the machine it was written on, so a folder written
+    anywhere, the Stimulus lab's included, holds the same bytes)."""
+    record = {**spec.as_dict(), "command": spec.command(COMMAND_OUT, form)}
     folder.write(SPEC_FILE, (json.dumps(record, indent=2) + "\n").encode("utf-8"))
 
 

@@ -150,9 +150,11 @@ class Limits:
         return data
 
     def benchmark(self, benchmark_id: str) -> str:
-        """Benchmark ids naming a server path (`custom:PATH`) are off limits in public mode."""
+        """Benchmark ids naming a server path (`custom:PATH`, or a path alone as the command
+        line's `run PATH` takes one: the playground never reads it either) are off limits in
+        public mode."""
         self.text("benchmark id", benchmark_id)
-        if self.public and ":" in benchmark_id:
+        if self.public and (":" in benchmark_id or benchmark_id.startswith(("/", "~", ".")) or "\\" in benchmark_id):
             raise LimitExceeded(
                 "this public playground runs no folders of the server (custom:PATH): upload images instead"
             )

@@ -8,6 +8,7 @@ from PIL import Image
 from probes.core.types import AnswerKind, ImageSource, Item
 from probes.files import export
 from probes.files.export import generated_set, write_generated
+from probes.files.set_spec import spec_of
 from tests.conftest import run_cli, shapes_image
 
 
@@ -45,10 +46,13 @@ def test_an_item_with_several_images_gets_numbered_files(tmp_path):
     assert (tmp_path / "00000_1.png").exists()
 
 
-def test_the_seed_is_the_design_seed_unless_a_parameter_fixes_it():
+def test_the_seed_picks_the_sample_and_the_design_seed_is_a_parameter():
+    # As `run --limit N --seed S` draws: another seed is another sample of the same design; a
+    # family drawn with random positions takes another design through its `seed` parameter.
     _, first = generated_set("blind/nested-squares", {"depth": ["3"]}, 3, seed=1)
     _, other = generated_set("blind/nested-squares", {"depth": ["3"]}, 3, seed=2)
-    assert {i.params["seed"] for i in first} == {1} and {i.params["seed"] for i in other} == {2}
+    assert {i.params["seed"] for i in first} == {i.params["seed"] for i in other} == {0}
+    assert [i.id for i in first] != [i.id for i in other]
     _, fixed = generated_set("blind/nested-squares", {"depth": ["3"], "seed": ["9"]}, 3, seed=1)
     assert {i.params["seed"] for i in fixed} == {9} and {i.params["depth"] for i in fixed} == {3}
 
@@ -65,8 +69,9 @@ def test_the_command_line_writes_the_very_same_folder(tmp_path):
                    "--out", str(tmp_path / "cli"))  # fmt: skip
     assert done.returncode == 0, done.stderr
     _, items = generated_set("blind/circled-letter", {"letter": ["1"]}, 3, seed=4)
-    write_generated(items, tmp_path / "lib")
+    write_generated(items, tmp_path / "lib", spec=spec_of("blind/circled-letter", {"letter": ["1"]}, 3, 4))
     assert folder_bytes(tmp_path / "cli") == folder_bytes(tmp_path / "lib")
+    assert "probe_set.json" in folder_bytes(tmp_path / "lib")
 
 
 def test_parallel_writing_gives_the_same_bytes_as_serial_and_draws_shared_images_once(tmp_path, monkeypatch):

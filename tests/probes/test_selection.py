@@ -33,5 +33,18 @@ def test_a_larger_limit_keeps_the_smaller_sample():
 
 def test_the_command_line_uses_the_same_selection():
     from probes.cli import run_command
+    from probes.core import selection
+    from probes.files import export, set_spec
 
-    assert run_command.select_items is select_items
+    # run, generate (and the Stimulus lab's export through generated_set) and a set's description: one sampler
+    assert run_command.draw_set is export.draw_set is set_spec.draw_set is selection.draw_set
+
+
+def test_the_one_sampler_is_the_benchmark_as_its_parameters_build_it_sampled_with_the_seed():
+    from probes.core.selection import draw_set
+
+    benchmark, drawn = draw_set("blind/nested-squares", {"depth": ["3"]}, 12, 7)
+    assert benchmark.id == "blind/nested-squares"
+    every = get_benchmark("blind/nested-squares", params={"depth": ["3"]}).items()
+    assert [i.id for i in drawn] == [i.id for i in select_items(every, 12, 7)]
+    assert {i.params["seed"] for i in drawn} == {0}  # the seed picks the sample, not the design

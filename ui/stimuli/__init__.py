@@ -27,6 +27,7 @@ from probes.benchmarks.generated import Param
 from probes.core.errors import BenchmarkError, UsageError
 from probes.core.types import AnswerKind, Item
 from probes.files.export import generated_set, write_generated
+from probes.files.set_spec import spec_of
 from probes.running.limits import current as limits
 from probes.running.limits import whole_number
 from ui import items as item_choice
@@ -174,7 +175,7 @@ def export_stimuli(
         # a pool of drawing processes is unsafe, and two exports at once took the process tree
         # past 4 GB (bench/abuse.py "exports"). The command line's `generate` draws in parallel.
         on_item = lambda done: progress((done, len(items)), desc="Drawing", unit="items")  # noqa: E731
-        write_generated(items, folder / "set", on_item, workers=1)
+        write_generated(items, folder / "set", on_item, workers=1, spec=spec_of(task, params, count, seed))
         archive = _zip(folder / "set", folder / f"{task.rpartition('/')[2]}-{len(items)}-seed{seed}.zip")
     except Exception as exc:  # noqa: BLE001 - user_message logs what is not the visitor's mistake
         return gr.update(value=None, visible=False), f"⚠ {escape(user_message(exc))}", ""
