@@ -27,7 +27,7 @@ from probes.cli.checks import (
 from probes.cli.delete_command import add_delete_arguments
 from probes.cli.demo_command import add_demo_arguments
 from probes.cli.internal_errors import log_internal_error
-from probes.cli.progress import writing
+from probes.cli.progress import importing, reading, writing
 from probes.cli.report_command import add_report_arguments
 from probes.cli.run_command import EXIT_INTERRUPTED, cmd_run, positive_width
 from probes.cli.toolkits_command import IMPORT_SOURCES, SET_FORMATS, import_toolkit, write_set
@@ -36,7 +36,7 @@ from probes.core.errors import InputRejected, ProbeError, UsageError
 from probes.core.params import parse_params
 from probes.core.registry import benchmark_ids, get_benchmark
 from probes.core.types import LabelStyle, Mode
-from probes.files.export import fits_custom_folder, generated_set, write_generated
+from probes.files.export import fits_custom_folder, write_generated
 from probes.files.set_spec import spec_of
 from probes.running import answerers
 from probes.running.heap import give_back_large_buffers
@@ -45,7 +45,8 @@ from probes.running.store import Store, default_path
 
 CUSTOM_HELP = (
     "custom:PATH  your own folder: items.jsonl (id, image or images, question, options optional,\n"
-    "             answer, category optional) beside the image files; examples.jsonl for few-shot"
+    "             answer, category optional) beside the image files; examples.jsonl for few-shot;\n"
+    "             or a folder generate wrote (any format): its very items, as its benchmark's own"
 )
 
 
@@ -108,7 +109,7 @@ def _parser() -> argparse.ArgumentParser:
     generate.set_defaults(handler=cmd_generate)
 
     runner = commands.add_parser("run", help="ask models a benchmark's items and grade the replies")
-    runner.add_argument("benchmark")
+    runner.add_argument("benchmark", help="a benchmark id, custom:PATH, or the PATH of a folder generate wrote")
     runner.add_argument("--model", action="append", required=True, help="provider/model; repeat for several")
     runner.add_argument("--shots", type=int, default=0, help="few-shot examples before each item (0 or e.g. 4)")
     runner.add_argument("--cot", action="store_true", help="ask for reasoning, then a final answer line")
@@ -118,7 +119,9 @@ def _parser() -> argparse.ArgumentParser:
         help=f"one of {', '.join(perturb.FIXED)}, rotate-options-K, {perturb.ALL_ROTATIONS}",
     )
     runner.add_argument("--limit", type=int, help="run N items, sampled with --seed")
-    runner.add_argument("--seed", type=int, default=0, help="item sample and sampling seed (default 0)")
+    runner.add_argument(
+        "--seed", type=int, default=None, help="item sample and sampling seed (default 0; a set folder's own seed)"
+    )
     runner.add_argument("--data", help="local copy of the benchmark's data, where it reads one")
     runner.add_argument("--param", action="append", default=[], metavar="NAME=V1,V2", help="fix or sweep a parameter")
     runner.add_argument("--store", help=f"results database (default {default_path()})")
@@ -232,13 +235,15 @@ def cmd_generate(args: argparse.Namespace) -> int:
     if args.n < 1:
         raise UsageError("--n must be at least 1")
     out = writable_folder(args.out, "--out")  # before drawing anything
-    params = parse_params(args.param)
-    benchmark, items = generated_set(args.benchmark, params, args.n, args.seed)
+    # The set's description, the design seed named: `run` draws the same items from it (one sampler).
+    spec = spec_of(args.benchmark, parse_params(args.param), args.n, args.seed)
+    benchmark, items = spec.draw()
     if args.format != "png":
-        return write_set(benchmark, items, spec_of(args.benchmark, params, args.n, args.seed), out, args.format)
+        return write_set(benchmark, items, spec, out, args.format)
     with writing(args.out, len(items), f"generate {benchmark.id}") as update:
-        write_generated(items, out, update)
-    print(f"wrote {len(items)} items to {out}; run them with: python -m probes run custom:{out} --model MODEL")
+        write_generated(items, out, update, spec=spec)
+    print(f"wrote {len(items)} items to {out}; run them with: python -m probes run custom:{out} --model MODEL "
+          f"(the same items as run {args.benchmark} --limit {args.n} --seed {args.seed} with these parameters)")  # fmt: skip
     left_out = sum(1 for item in items if not fits_custom_folder(item))
     if left_out:
         print(f"note: {left_out} item(s) are in metadata.jsonl only, not in items.jsonl: a custom folder grades "
@@ -256,9 +261,15 @@ def cmd_import(args: argparse.Namespace) -> int:
     Mode.parse(args.mode)
     perturb.check(args.perturbation)
     benchmark = get_benchmark(args.benchmark, data=args.data)
-    with Store(args.store, read_only=False) as store:
-        summary = import_file(
-            Path(args.file), benchmark, args.model, args.mode, store, args.perturbation, labels=args.labels
-        )
+    path = Path(args.file)
+    with Store(args.store, read_only=False) as store, importing(f"import {path.name}") as progress:
+        reading(path)
+        try:
+            summary = import_file(
+                path, benchmark, args.model, args.mode, store, args.perturbation, labels=args.labels, progress=progress
+            )
+        except KeyboardInterrupt:
+            print(progress.interrupted(), file=sys.stderr)
+            return EXIT_INTERRUPTED
     print(summary.describe())
     return 0

@@ -8,16 +8,18 @@ import argparse
 import sys
 from pathlib import Path
 
-from probes.cli.progress import writing
+from probes.cli.progress import importing, reading, writing
+from probes.cli.run_command import EXIT_INTERRUPTED
 from probes.core.benchmark import Benchmark
 from probes.core.errors import UsageError
 from probes.core.registry import get_benchmark
 from probes.core.types import Item, Mode
-from probes.files.export import fits_custom_folder
+from probes.files.export import CUSTOM_ITEMS, fits_custom_folder
 from probes.files.export_folder import ExportFolder
 from probes.files.hf_export import write_hf
 from probes.files.lmms_eval_export import check_exportable, task_files, task_name, write_lmms_eval_task
-from probes.files.set_spec import SetSpec, read_spec
+from probes.files.set_folder import checked_spec
+from probes.files.set_spec import SetSpec
 from probes.files.toolkit_logs import read_lmms_eval, read_vlmevalkit
 from probes.running.store import Store
 from probes.running.toolkit_import import import_records
@@ -39,7 +41,8 @@ def write_set(benchmark: Benchmark, items: list[Item], spec: SetSpec, out: Path,
             folder = write_lmms_eval_task(into, spec, benchmark.title, shards, len(items))
         into.finish()
     print(f"wrote {len(items)} items to {out} ({len(shards)} parquet shard{'s' if len(shards) > 1 else ''}); "
-          f"load them with datasets.load_dataset({str(out)!r})")  # fmt: skip
+          f"load them with datasets.load_dataset({str(out)!r}); run them again with: python -m probes run {out} "
+          "--model MODEL")  # fmt: skip
     if form == "lmms-eval":
         name = task_name(spec)
         print(f"lmms-eval task {name} in {folder}: python -m lmms_eval --model openai --model_args "
@@ -64,6 +67,7 @@ def import_toolkit(args: argparse.Namespace) -> int:
     if args.benchmark:
         get_benchmark(args.benchmark)  # an unknown id is named before any file is read
     data = args.data
+    reading(path)
     if args.source == "lmms-eval":
         runs = read_lmms_eval(path)
         records = [record for run in runs for record in lmms_records(run, args.benchmark)]
@@ -77,8 +81,14 @@ def import_toolkit(args: argparse.Namespace) -> int:
         mode = args.mode or (f"{shots.pop()}-shot" if len(shots) == 1 else "0-shot")
     else:
         rows = read_vlmevalkit(path)
-        spec = read_spec(Path(data)) if data and Path(data).is_dir() else None
-        benchmark = args.benchmark or (spec.benchmark if spec else None)
+        # A folder generate wrote, in any format: its set, drawn again from its description and
+        # checked against its rows; an older PNG export (or a folder of your own): its items.jsonl.
+        folder = Path(data) if data and Path(data).is_dir() else None
+        spec = checked_spec(folder) if folder is not None else None
+        if spec is None and folder is not None and not args.benchmark and (folder / CUSTOM_ITEMS).is_file():
+            benchmark, data = f"custom:{data}", None
+        else:
+            benchmark = args.benchmark or (spec.benchmark if spec else None)
         if benchmark is None:
             raise UsageError(
                 "--from vlmevalkit needs --benchmark: a prediction file does not say which benchmark it answers"
@@ -91,8 +101,12 @@ def import_toolkit(args: argparse.Namespace) -> int:
             data = None
             for record in records:
                 record.spec = spec
-    with Store(args.store) as store:
-        reports, statuses = import_records(records, model, mode, store, path.name, data)
+    with Store(args.store) as store, importing(f"import {path.name}") as progress:
+        try:
+            reports, statuses = import_records(records, model, mode, store, path.name, data, progress)
+        except KeyboardInterrupt:
+            print(progress.interrupted(), file=sys.stderr)
+            return EXIT_INTERRUPTED
     for report in reports:
         print("\n".join(report.lines()))
     counts = ", ".join(f"{count} {status}" for status, count in sorted(statuses.items()))

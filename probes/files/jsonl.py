@@ -64,9 +64,16 @@ def _no_constant(name: str) -> Any:
     raise _NotFinite(name)  # NaN, Infinity, -Infinity: Python's json reads them, JSON has none
 
 
+# One decoder for every line (json.loads with hooks makes one per call), with json.loads' own check.
+_DECODER = json.JSONDecoder(parse_float=_finite, parse_constant=_no_constant)
+_BOM = "\ufeff"
+
+
 def _parse(text: str) -> tuple[Any, str | None]:
     try:
-        value = json.loads(text, parse_float=_finite, parse_constant=_no_constant)
+        if text.startswith(_BOM):
+            raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
+        value = _DECODER.decode(text)
     except _NotFinite as exc:
         return None, f"holds {exc.args[0][:24]}, which is not a finite number (JSON numbers must be finite)"
     except json.JSONDecodeError as exc:
@@ -75,7 +82,8 @@ def _parse(text: str) -> tuple[Any, str | None]:
         return None, "not valid JSON (nested too deeply)"
     except ValueError:  # an integer of more than 4,300 digits (Python refuses to convert it)
         return None, "not valid JSON (a number too long to read)"
-    if not is_text(json.dumps(value, ensure_ascii=False)):
+    # The line is UTF-8 text already, so only a \u escape can spell a surrogate: other lines need no check.
+    if ("\\ud" in text or "\\uD" in text) and not is_text(json.dumps(value, ensure_ascii=False)):
         # JSON may spell a lone surrogate ("\udcff"), which no UTF-8 text can hold: the store,
         # the prompt hash and the providers' HTTP bodies would all fail on it later.
         return None, "not valid UTF-8 (an unpaired surrogate escape such as \\udcff)"

@@ -8,7 +8,9 @@ per run. Each samples line is one doc: `doc_id` (the doc's index in the task's s
 task's filters: a string when the doc had one request), `resps` (the raw reply, `[text]`, only
 where it differs from the filtered one), `doc_hash`, `token_counts`, and the task's per-doc
 metrics (`exact_match`, `accuracy`, `accuracy_by_task` ...). Since 0.4 the doc itself is not
-written. The results file holds `configs` (each task's config), `n-shot`, `model_name`,
+written. A `multiple_choice` task's doc has one request per option and no reply: its
+`filtered_resps` is one `[score, is_greedy]` per option, both written as text (`sanitize_list`),
+its `input` the first request's context (`scores`). The results file holds `configs` (each task's config), `n-shot`, `model_name`,
 `results` (each task's figures).
 
 VLMEvalKit (`vlmeval/inference.py`, `vlmeval/smp/file.py`): `<model>_<dataset>.xlsx` (the default;
@@ -21,6 +23,7 @@ letter), `category` ...; its evaluation record (`..._<judge>_result.xlsx`) adds 
 from __future__ import annotations
 
 import json
+import math
 import re
 import string
 from collections import Counter
@@ -52,6 +55,7 @@ class LmmsSample:
     target: str | None
     input: str | None
     metrics: dict[str, Any]
+    scores: tuple[float, ...] | None = None  # a multiple_choice doc: each option's score (no reply)
 
 
 @dataclass
@@ -138,27 +142,61 @@ def _sample_problem(record: Any) -> str | None:
         return "not an lmms-eval sample: doc_id must be a whole number"
     if "filtered_resps" not in record and "resps" not in record:
         return "not an lmms-eval sample: no filtered_resps (the reply)"
-    for name in ("resps", "filtered_resps"):
-        if name in record and _one_text(record[name]) is None:
-            return f"{name} holds {_shape(record[name])}, not one reply (only generation tasks have replies to read)"
     for name in ("target", "input"):
         if record.get(name) is not None and not isinstance(record[name], str):
             return f"{name} must be text"
+    if scores(record.get("filtered_resps")) is not None:
+        return None  # a multiple_choice doc: its options' scores, no reply
+    for name in ("resps", "filtered_resps"):
+        if name in record and _one_text(record[name]) is None:
+            return (f"{name} holds {_shape(record[name])}, not one reply (only generation tasks have replies to read, "
+                    "and multiple_choice tasks one [score, is_greedy] per option)")  # fmt: skip
     reply = _one_text(record.get("resps", record.get("filtered_resps")))
     return too_long("resps", reply, MAX_RESPONSE_CHARS)
 
 
 def _sample(number: int, record: dict[str, Any]) -> LmmsSample:
+    known = {"doc_id", "doc", "target", "arguments", "resps", "filtered_resps", "token_counts", "doc_hash",
+             "prompt_hash", "target_hash", "input", "input_media"}  # fmt: skip
+    metrics = {k: v for k, v in record.items() if k not in known}
+    scored = scores(record.get("filtered_resps"))
+    if scored is not None:  # the reply is what the log holds: the scores, as written
+        reply = json.dumps(record["filtered_resps"], ensure_ascii=False)
+        return LmmsSample(number, record["doc_id"], reply, None, record.get("target"), record.get("input"), metrics,
+                          scored)  # fmt: skip
     filtered = _one_text(record["filtered_resps"]) if "filtered_resps" in record else None
     # `resps` is written only where the filters changed the reply; otherwise the filtered reply
     # is the raw one (evaluation_tracker drops the copy).
     reply = _one_text(record["resps"]) if "resps" in record else filtered
-    known = {"doc_id", "doc", "target", "arguments", "resps", "filtered_resps", "token_counts", "doc_hash",
-             "prompt_hash", "target_hash", "input", "input_media"}  # fmt: skip
-    metrics = {k: v for k, v in record.items() if k not in known}
     return LmmsSample(
         number, record["doc_id"], reply or "", filtered, record.get("target"), record.get("input"), metrics
     )
+
+
+def scores(value: Any) -> tuple[float, ...] | None:
+    """A multiple_choice doc's `filtered_resps`: one `[score, is_greedy]` per option, in the
+    options' order (lmms-eval writes both as text: `["-0.52", "True"]`); the scores, or None if
+    `value` is not that."""
+    if not isinstance(value, list) or not 2 <= len(value) <= 26:
+        return None
+    found = []
+    for entry in value:
+        if not isinstance(entry, list) or len(entry) != 2 or str(entry[1]) not in _GREEDY:
+            return None
+        number = entry[0]
+        if isinstance(number, bool) or not isinstance(number, str | int | float):
+            return None
+        try:
+            number = float(number)
+        except ValueError:
+            return None
+        if not math.isfinite(number):
+            return None
+        found.append(number)
+    return tuple(found)
+
+
+_GREEDY = {"True", "False", "true", "false", "1", "0"}
 
 
 def _one_text(value: Any) -> str | None:
@@ -218,25 +256,34 @@ def read_vlmevalkit(path: Path) -> list[PredictionRow]:
     if missing:
         raise ToolkitFileError(f"{path.name}: not a VLMEvalKit prediction file (no {', '.join(missing)} column)")
     letters = [c for c in string.ascii_uppercase if c in table.columns]
+    has_hit = "hit" in table.columns
+    extras = [k for k in ("category", "l2-category", "split") if k in table.columns]
+    # Column by column (a table's rows as dicts cost more than the rest of the import did).
+    columns = {name: table[name].tolist() for name in ("index", "question", "answer", "prediction", *letters, *extras)}
+    hits = table["hit"].tolist() if has_hit else None
     rows = []
-    for number, record in enumerate(table.to_dict("records"), start=2):
+    for place in range(len(table)):
+        number = place + 2
         where = f"{path.name} row {number}"
-        options = tuple(record[c] for c in letters if record[c].strip())
-        if [c for c in letters if record[c].strip()] != list(string.ascii_uppercase[: len(options)]):
+        filled = [c for c in letters if columns[c][place].strip()]
+        if filled != list(string.ascii_uppercase[: len(filled)]):
             raise ToolkitFileError(f"{where}: options must fill A, B, C ... without a gap")
-        for name in ("prediction", "question"):
-            if problem := too_long(name, record[name], MAX_RESPONSE_CHARS):
+        options = tuple(columns[c][place] for c in filled)
+        prediction, question = columns["prediction"][place], columns["question"][place]
+        for name, value in (("prediction", prediction), ("question", question)):
+            if problem := too_long(name, value, MAX_RESPONSE_CHARS):
                 raise ToolkitFileError(f"{where}: {problem}")
         hit = None
-        if "hit" in table.columns and record["hit"].strip():
-            if record["hit"].strip() not in ("0", "1", "0.0", "1.0"):
-                raise ToolkitFileError(f"{where}: hit must be 0 or 1, got {record['hit'][:20]!r}")
-            hit = float(record["hit"]) == 1.0
-        if not record["index"].strip():
+        if hits is not None and hits[place].strip():
+            if hits[place].strip() not in ("0", "1", "0.0", "1.0"):
+                raise ToolkitFileError(f"{where}: hit must be 0 or 1, got {hits[place][:20]!r}")
+            hit = float(hits[place]) == 1.0
+        index = columns["index"][place]
+        if not index.strip():
             raise ToolkitFileError(f"{where}: index is empty")
-        extra = {k: record[k] for k in ("category", "l2-category", "split") if k in table.columns}
-        rows.append(PredictionRow(number, record["index"].strip(), record["question"], options,
-                                  record["answer"].strip(), record["prediction"], hit, extra))  # fmt: skip
+        extra = {k: columns[k][place] for k in extras}
+        rows.append(PredictionRow(number, index.strip(), question, options, columns["answer"][place].strip(),
+                                  prediction, hit, extra))  # fmt: skip
     if not rows:
         raise ToolkitFileError(f"{path.name}: no rows")
     _distinct(path.name, "index", [r.index for r in rows])

@@ -11,6 +11,7 @@ a hedge. The value is the option's index.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from probes.reading.common import ALTERNATIVE_GLUE, HEDGE, Context, Found, sentence_start, sentences
 
@@ -24,18 +25,50 @@ _STOPWORDS = frozenset(
 _JA_TAIL = r"(?:です|だ|である|番目?|でしょう|と思います|が(?:最も)?適切)"
 
 
+# Each item's options and labels are read for every reply to it, several times per reply: what
+# is derived from them alone is kept (by their text), and so are the simplified options.
+@lru_cache(maxsize=1024)
+def _labels_pattern_of(labels: tuple[str, ...]) -> str:
+    return "|".join(re.escape(label) for label in sorted(labels, key=len, reverse=True))
+
+
 def _labels_pattern(ctx: Context) -> str:
-    return "|".join(re.escape(label) for label in sorted(ctx.labels, key=len, reverse=True))
+    return _labels_pattern_of(ctx.labels)
+
+
+_NON_WORDS = re.compile(r"[\s\W_]+")
+_SPACES = re.compile(r"\s+")
+_ENDING = re.compile(r"(?:です|だ|である)?[。.!]*$")
+
+
+# Options and questions are short and come again with every reply to their item; a reply may be
+# 50,000 characters and rarely comes again: only short texts are kept (16,384 of at most
+# `_KEPT_CHARS` each, a few MB), so a long-running app's memory does not grow with the replies read.
+_KEPT_CHARS = 256
 
 
 def _simplify(text: str) -> str:
-    return re.sub(r"[\s\W_]+", " ", text.casefold()).strip()
+    return _simplify_kept(text) if len(text) <= _KEPT_CHARS else _simplified(text)
+
+
+def _simplified(text: str) -> str:
+    return _NON_WORDS.sub(" ", text.casefold()).strip()
+
+
+_simplify_kept = lru_cache(maxsize=16384)(_simplified)
 
 
 def _light(text: str) -> str:
     """Case and spacing ignored, symbols kept ("1 > 2 = 3." and "1 = 2 = 3." stay apart)."""
-    text = re.sub(r"\s+", " ", text.casefold()).strip().strip("\"'“”‘’「」")
-    return re.sub(r"(?:です|だ|である)?[。.!]*$", "", text).strip()
+    return _light_kept(text) if len(text) <= _KEPT_CHARS else _lightened(text)
+
+
+def _lightened(text: str) -> str:
+    text = _SPACES.sub(" ", text.casefold()).strip().strip("\"'“”‘’「」")
+    return _ENDING.sub("", text).strip()
+
+
+_light_kept = lru_cache(maxsize=16384)(_lightened)
 
 
 def _exact(text: str, ctx: Context) -> int | None:
@@ -53,18 +86,29 @@ def _is_cjk(text: str) -> bool:
     return bool(re.search(r"[\u3040-\u30ff\u3400-\u9fff]", text))
 
 
-def _option_mentions(text: str, ctx: Context) -> list[Found]:
-    """Where an option's whole text is said (word-bounded unless it is Japanese)."""
-    simple_options = [_simplify(o) for o in ctx.options]
+@lru_cache(maxsize=1024)
+def _mention_patterns(options: tuple[str, ...]) -> tuple[tuple[int, tuple[str, ...], str], ...]:
+    """(index, words, pattern) of each option whose text can be told apart from the others'."""
+    simple_options = [_simplify(o) for o in options]
     found = []
-    lowered = text.casefold()
-    for index, option in enumerate(ctx.options):
-        words = _simplify(option)
+    for index, option in enumerate(options):
+        words = simple_options[index]
         if not words or simple_options.count(words) > 1:
             continue  # options that read alike cannot be told apart by their text
         pattern = r"[\s\W_]+".join(re.escape(w) for w in words.split())
         if not _is_cjk(option):
             pattern = rf"(?<!\w){pattern}(?!\w)"
+        found.append((index, tuple(words.split()), pattern))
+    return tuple(found)
+
+
+def _option_mentions(text: str, ctx: Context) -> list[Found]:
+    """Where an option's whole text is said (word-bounded unless it is Japanese)."""
+    found = []
+    lowered = text.casefold()
+    for index, words, pattern in _mention_patterns(ctx.options):
+        if not all(word in lowered for word in words):
+            continue  # the pattern is those words, literally: it cannot match
         for match in re.finditer(pattern, lowered):
             found.append(Found(index, match.start(), match.end()))
     # An option said inside another option's text ("object" in "both objects") is not a mention:
@@ -107,9 +151,14 @@ def _fragment(text: str, ctx: Context, contiguous_only: bool = False) -> int | N
 
 
 def _distinctive(ctx: Context) -> dict[str, int]:
-    """Words that appear in exactly one option's text (not stopwords)."""
+    """Words that appear in exactly one option's text (not stopwords). Read only: it is shared."""
+    return _distinctive_of(ctx.options)
+
+
+@lru_cache(maxsize=1024)
+def _distinctive_of(options: tuple[str, ...]) -> dict[str, int]:
     owners: dict[str, set[int]] = {}
-    for index, option in enumerate(ctx.options):
+    for index, option in enumerate(options):
         for word in set(_simplify(option).split()):
             if word not in _STOPWORDS:
                 owners.setdefault(word, set()).add(index)

@@ -54,9 +54,12 @@ def clean(reply: str, question: str = "") -> str:
     return text.strip()
 
 
-@lru_cache(maxsize=256)
-def _question_sentences(question: str) -> tuple[re.Pattern[str], ...]:
-    """The question's sentences (and lines) as patterns that allow any spacing and case."""
+@lru_cache(maxsize=4096)
+def _question_sentences(question: str) -> tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]:
+    """The question's sentences (and lines), each as its words (`_pattern` finds it with any
+    spacing and case) and those of them that are ASCII, in lower case: a reply that lacks one of
+    them holds no copy of the sentence, and no pattern is compiled for it (a table of a million
+    distinct questions would compile a million patterns)."""
     text = unicodedata.normalize("NFKC", question)
     # Sentence ends: ". " before a capital, any Japanese full stop, a line break; never the
     # periods of "e.g." inside a sentence.
@@ -66,16 +69,34 @@ def _question_sentences(question: str) -> tuple[re.Pattern[str], ...]:
         piece = piece.strip().rstrip(".?!。？")
         if len(piece) < 10:  # short pieces ("Yes.", "・状態") are too likely to be the reply's own words
             continue
-        words = piece.split()
-        body = r"\s+".join(re.escape(word) for word in words)
-        patterns.append(re.compile(body + r"\s*[.?!。？]?", re.IGNORECASE))
+        words = tuple(piece.split())
+        patterns.append((tuple(word.lower() for word in words if word.isascii()), words))
     return tuple(patterns)
+
+
+@lru_cache(maxsize=1024)
+def _pattern(words: tuple[str, ...]) -> re.Pattern[str]:
+    """A sentence of these words, with any spacing and case, and its final stop if any."""
+    return re.compile(r"\s+".join(re.escape(word) for word in words) + r"\s*[.?!。？]?", re.IGNORECASE)
+
+
+# The characters that a case-blind pattern matches to an ASCII letter but lower() does not make
+# one (dotted and dotless i, the Kelvin sign, the long s): folded first, so that a reply holding
+# a copy of a sentence always holds its ASCII words in lower case.
+_FOLD = str.maketrans({"\u0130": "i", "\u0131": "i", "\u212a": "k", "\u017f": "s"})
 
 
 def drop_question_echoes(text: str, question: str) -> str:
     """The reply without verbatim copies of the question's sentences (and so their examples)."""
     if not question:
         return text
-    for pattern in _question_sentences(question):
-        text = pattern.sub(" ", text)
+    folded = None
+    for needed, words in _question_sentences(question):
+        if needed:
+            if folded is None:
+                folded = text.translate(_FOLD).lower()
+            if not all(word in folded for word in needed):
+                continue  # no copy of this sentence here
+        text = _pattern(words).sub(" ", text)
+        folded = None
     return text

@@ -58,8 +58,14 @@ _READERS: dict[AnswerKind, str] = {
 }
 
 
+_LOADED: dict[AnswerKind, ModuleType] = {}
+
+
 def _reader(kind: AnswerKind) -> ModuleType:
-    return importlib.import_module(_READERS[kind])
+    module = _LOADED.get(kind)  # import_module's own look-up costs more than a reply's reading of a "Yes"
+    if module is None:
+        module = _LOADED[kind] = importlib.import_module(_READERS[kind])
+    return module
 
 
 def normalise(reply: str) -> str:

@@ -186,6 +186,90 @@ def attach(result: Result, item: Item, output: Output | None) -> None:
         result.alternatives = found.top or None
 
 
+def answer_names(item: Item) -> dict[str, str | None]:
+    """What a log may call each of the item's answers, lower case, with the answer's key: the
+    words `answer_forms` gives (a label, a one-word option, yes/no, a count, a letter) and, for a
+    choice, each option's whole text. A name two answers share is kept with None."""
+    names: dict[str, str | None] = {}
+
+    def add(name: str, key: str) -> None:
+        name = " ".join(name.split()).casefold()
+        if name:
+            names[name] = key if names.get(name, key) == key else None
+
+    for key, words in answer_forms(item).items():
+        for word in words:
+            add(word, key)
+    if item.kind is AnswerKind.CHOICE:
+        for index, option in enumerate(item.options):
+            add(option, answer_key(index))
+    return names
+
+
+def given_answers(item: Item, given: Any, names: Mapping[str, str | None] | None = None) -> Probabilities:
+    """Probabilities a log gives for the item's answers, `{answer: probability}` (an answer as
+    a reply names it: an option's label or text, yes/no, a count), as the store keeps a model's:
+    every answer of the item, normalised over them, `mass` the share the log gave them (an
+    answer it leaves out had none). ValueError, saying why, for anything else: a name that is
+    not one of the item's answers (or names two), an answer named twice, a value that is not a
+    probability, values that add up to more than 1 or to nothing."""
+    forms = answer_forms(item)
+    if not forms:
+        raise ValueError(f"the answers of {item.benchmark} items are not a fixed set here, so none can be kept")
+    if not isinstance(given, Mapping) or not given:
+        raise ValueError("must be an object of {answer: probability}")
+    names = answer_names(item) if names is None else names
+    per_answer = dict.fromkeys(forms, 0.0)
+    said: dict[str, str] = {}
+    for name, value in given.items():
+        plain = " ".join(str(name).strip(_PUNCTUATION).split()).casefold()
+        whole = " ".join(str(name).split()).casefold()
+        key = names[plain] if plain in names else names.get(whole)
+        if key is None:
+            if plain in names or whole in names:
+                raise ValueError(f"{str(name)[:40]!r} names two of this item's answers (a label and another's text)")
+            shown = ", ".join(n for n, k in names.items() if k is not None and len(n) <= 20)
+            raise ValueError(f"{str(name)[:40]!r} is not one answer of this item (its answers: {shown})")
+        if key in said:
+            raise ValueError(f"{said[key]!r} and {str(name)[:40]!r} name the same answer")
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+            raise ValueError(f"{str(name)[:40]!r}: {str(value)[:24]} is not a probability (a number from 0 to 1)")
+        said[key] = str(name)
+        per_answer[key] += float(value)
+    total = sum(per_answer.values())
+    if total > 1 + 1e-6:
+        raise ValueError(f"they add up to {total:.6g}, more than 1 (one probability per answer, not scores)")
+    found = _normalised(per_answer)
+    if found is None:
+        raise ValueError("they add up to 0")
+    return found
+
+
+def from_choice_scores(item: Item, values: Sequence[float]) -> Probabilities | None:
+    """A toolkit's score of each option of a multiple-choice item, in the options' order
+    (lmms-eval's multiple_choice tasks: the model's log-likelihood of each continuation, or, as
+    most of its models return it, the loss, the mean negative log-likelihood per token, which
+    it takes the smallest of): each option's probability, normalised over the options, `mass`
+    the share the options had (exact for one-token continuations such as " A"; for longer ones,
+    of the per-token mean). Values that are all zero or below are log-likelihoods, all zero or
+    above losses; a mix is neither (None), as is a count that is not the options'."""
+    if item.kind is not AnswerKind.CHOICE or len(values) != len(item.options) or not values:
+        return None
+    if not all(math.isfinite(v) for v in values):
+        return None
+    if all(v >= 0 for v in values):
+        logs = [-v for v in values]
+    elif all(v <= 0 for v in values):
+        logs = list(values)
+    else:
+        return None
+    top = max(logs)
+    weights = [math.exp(v - top) for v in logs]
+    total = sum(weights)
+    mass = min(1.0, math.exp(top) * total)
+    return Probabilities({answer_key(i): w / total for i, w in enumerate(weights)}, mass)
+
+
 def _normal(token: str) -> str:
     return token.strip(_PUNCTUATION).casefold()
 

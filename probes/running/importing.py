@@ -14,6 +14,11 @@ the benchmark's (InstructBLIP's IllusionVQA replies are 1-based digits) are read
 `labels=` (`import --labels digit1`), and a target given as a label is read in that style too.
 Categories go through the benchmark's own aliases (`groups_for_category`). A target that is not
 a finite number (NaN, Infinity, 1e400) is refused, as `probes.files.jsonl` refuses it anywhere.
+
+A record may carry `probabilities`, {answer: probability} (answers named as replies name them),
+kept as a model's are (`probes.reading.probabilities.given_answers`) so calibration reads them.
+Every record is checked before anything is stored; then the records are graded and stored a
+batch at a time (probes/running/import_writing.py).
 """
 
 from __future__ import annotations
@@ -21,7 +26,8 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from dataclasses import dataclass, replace
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,9 +35,10 @@ from probes.asking.perturb import apply as apply_perturbation
 from probes.asking.perturb import check as check_perturbation
 from probes.core.benchmark import Benchmark
 from probes.core.errors import InputRejected, UsageError
-from probes.core.types import AnswerKind, Condition, Item, ItemRef, LabelStyle, Mode, Origin, Result, option_labels
+from probes.core.types import AnswerKind, Condition, Item, LabelStyle, Mode, option_labels
 from probes.files.jsonl import MAX_OPTION_CHARS, MAX_QUESTION_CHARS, MAX_RESPONSE_CHARS, read_lines, too_long
-from probes.reading.grading import grade_reply
+from probes.reading.probabilities import Probabilities, answer_names, given_answers
+from probes.running.import_writing import Grader, Progress, Rows, write
 from probes.running.store import Store
 
 
@@ -49,8 +56,10 @@ class ImportSummary:
         return f"imported {self.imported} results ({counts})"
 
 
-def read_records(path: Path) -> list[tuple[int, dict[str, Any]]]:
-    records = []
+def read_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, record) of each record of `path`, checked as it is read (a million lines
+    are never all held as dicts); RecordError at the first bad one, or if there is none."""
+    read = 0
     try:
         for number, record, problem in read_lines(path):
             where = f"{path.name} line {number}"
@@ -65,12 +74,12 @@ def read_records(path: Path) -> list[tuple[int, dict[str, Any]]]:
                 raise RecordError(f"{where}: response must be the raw reply text")
             if problem := too_long("response", record["response"], MAX_RESPONSE_CHARS):
                 raise RecordError(f"{where}: {problem}")
-            records.append((number, record))
+            read += 1
+            yield number, record
     except OSError as exc:
         raise RecordError(f"{path}: cannot be read ({exc.strerror})") from None
-    if not records:
+    if not read:
         raise RecordError(f"{path}: no records")
-    return records
 
 
 def import_file(
@@ -81,41 +90,103 @@ def import_file(
     store: Store,
     perturbation: str = "none",
     labels: LabelStyle | str | None = None,
+    progress: Progress | None = None,
 ) -> ImportSummary:
     """Grade every record of `path` as `model`'s replies under `mode` and `perturbation` (the
     condition they were produced in elsewhere) and store them. `labels` is how the replies name
     options when that differs from the benchmark's own style (InstructBLIP's IllusionVQA replies
-    are 1-based digits where the benchmark asks for letters)."""
+    are 1-based digits where the benchmark asks for letters). Every record is checked before
+    anything is stored; then they are graded and stored a batch at a time, `progress` told after
+    each (probes/running/import_writing.py)."""
     condition = Condition(Mode.parse(mode), check_perturbation(perturbation))  # a typo must not make a new column
     style = label_style(labels) if labels is not None else None
-    records = read_records(path)
+    entries = _entries(path, benchmark, condition, style)
+    ids = Counter(item_id for _, item_id, _, _ in entries)
+    if len(ids) < len(entries):
+        repeated = next(item_id for item_id, count in ids.items() if count > 1)
+        raise RecordError(f"{path.name}: item_id {repeated!r} appears {ids[repeated]} times")
+    grader, rows, statuses = Grader(benchmark), Rows(model, condition, path.name), Counter[str]()
+    alike = grader.alike_will_do
+
+    def graded() -> Iterator[tuple]:
+        for item, item_id, reply, probabilities in entries:
+            found = grader.grade(item if alike else item.with_changes(id=item_id), reply)
+            statuses[found.status] += 1
+            yield rows.reply(item, item_id, reply, found, probabilities)
+
+    write(store, graded(), len(entries), progress)
+    return ImportSummary(len(entries), Counter({status.value: count for status, count in statuses.items()}))
+
+
+# A record's item, its id, its reply and the probabilities it gave (or None).
+_Entry = tuple[Item, str, str, Probabilities | None]
+
+
+def _entries(path: Path, benchmark: Benchmark, condition: Condition, style: LabelStyle | None) -> list[_Entry]:
+    """Every record's item, checked (the first bad line is named before anything is stored).
+    Records that describe their item alike (target, options, category, question) share one item
+    (`Item`s differing only in their id are graded alike: `Grader`)."""
     known: dict[str, Item] | None = None
-    results: list[Result] = []
-    for number, record in records:
-        where = f"{path.name} line {number}"
+    alike: dict[tuple, Item] = {}
+    names: dict[int, tuple[Item, dict[str, str | None]]] = {}  # what each item's answers are called
+    entries: list[_Entry] = []
+    for number, record in read_records(path):
         item_id = str(record["item_id"])
         if "target" in record:
-            item = standalone_item(benchmark, item_id, record, where, style)
+            key = _description(record)
+            item = alike.get(key) if key is not None else None
+            if item is None:
+                item = standalone_item(benchmark, item_id, record, f"{path.name} line {number}", style)
+                if key is not None:
+                    alike[key] = item
         else:
             if known is None:
                 known = {item.id: item for item in benchmark.items()}
             if item_id not in known:
                 raise RecordError(
-                    f"{where}: {benchmark.id} has no item {item_id!r}; give target (and options) in the record"
+                    f"{path.name} line {number}: {benchmark.id} has no item {item_id!r}; give target (and options) "
+                    "in the record"
                 )
             # The item as that condition showed it: the options in the order shown, the truth of
             # the picture sent (a record's own target is already the truth it was asked under).
             item = apply_perturbation(benchmark, known[item_id], condition.perturbation)
             if style is not None and item.kind is AnswerKind.CHOICE:
                 item = item.with_changes(label_style=style)
-        ref = replace(ItemRef.of(item, Origin.IMPORT), source_file=path.name)
-        results.append(grade_reply(benchmark, item, record["response"], model, condition, ref))
-    ids = Counter(r.item_id for r in results)
-    repeated = [item_id for item_id, count in ids.items() if count > 1]
-    if repeated:
-        raise RecordError(f"{path.name}: item_id {repeated[0]!r} appears {ids[repeated[0]]} times")
-    store.record_many([(result, None, "") for result in results])
-    return ImportSummary(len(results), Counter(r.status.value for r in results))
+        given = record.get("probabilities")
+        probabilities = None
+        if given is not None:
+            if names.get(id(item), (None,))[0] is not item:
+                names[id(item)] = (item, answer_names(item))
+            try:
+                probabilities = given_answers(item, given, names[id(item)][1])
+            except ValueError as exc:
+                raise RecordError(f"{path.name} line {number}: probabilities: {exc}") from None
+        entries.append((item, item_id, record["response"], probabilities))
+    return entries
+
+
+_ABSENT = object()
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def _description(record: dict[str, Any]) -> tuple | None:
+    """What a standalone record's item is built from (not its id), as a key; None where a part
+    cannot be one (that record's item is built on its own). Each value goes with its type: 1,
+    1.0 and True are equal keys otherwise."""
+    target, options = record.get("target", _ABSENT), record.get("options", _ABSENT)
+    category, question = record.get("category", _ABSENT), record.get("question", _ABSENT)
+    if type(options) is list:
+        if not all(type(option) is str for option in options):
+            return None
+        options = tuple(options)
+    if type(target) is list:
+        if not all(type(part) in (str, int) for part in target):
+            return None
+        target = tuple((type(part), part) for part in target)
+    for value in (target, category, question):
+        if value is not _ABSENT and type(value) not in _SCALARS and type(value) is not tuple:
+            return None
+    return type(target), target, type(options), options, type(category), category, type(question), question
 
 
 def label_style(name: LabelStyle | str) -> LabelStyle:

@@ -39,7 +39,8 @@ from probes.running.store_access import (
     uncreatable,
     unwritable,
 )
-from probes.running.store_reads import RESULT_COLUMNS, SCHEMA_VERSION, StoreReads
+from probes.running.store_bulk import StoreBulk
+from probes.running.store_reads import RESULT_COLUMNS, RESULT_KEY, SCHEMA_VERSION, StoreReads
 
 # Before version 4 a transformed picture was graded against the upright picture's answer. The
 # benchmarks whose truth the transform cannot change kept right grades; every other result under
@@ -56,7 +57,7 @@ REGRADE = "graded before its truth followed the picture sent: run (or import) it
 # A new run of a cell replaces its row by an UPSERT, not INSERT OR REPLACE: the replaced row then
 # fires the update triggers that keep the counts (a REPLACE deletes it without firing any). The key
 # is left out of the SET: assigning it, even to itself, rewrites the indexes that hold it.
-_KEY = ("benchmark", "item_id", "model", "mode", "perturbation")
+_KEY = RESULT_KEY
 _INSERT_RESULT = (
     f"INSERT INTO results ({', '.join(RESULT_COLUMNS)}) VALUES ({', '.join('?' * len(RESULT_COLUMNS))})"
     f" ON CONFLICT ({', '.join(_KEY)}) DO UPDATE SET "
@@ -175,7 +176,7 @@ def default_path() -> Path:
     return Path(os.environ.get("PROBE_HOME", ".probe")) / "results.sqlite"
 
 
-class Store(StoreReads):
+class Store(StoreReads, StoreBulk):
     """Safe to share between threads; several processes may write one file at once."""
 
     def __init__(

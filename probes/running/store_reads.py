@@ -25,6 +25,7 @@ RESULT_COLUMNS = (
     "latency", "input_tokens", "output_tokens", "error", "prompt_hash", "cache_key", "groups", "item_ref", "created_at",
     "origin", "ungraded", "probabilities",
 )  # fmt: skip
+RESULT_KEY = ("benchmark", "item_id", "model", "mode", "perturbation")  # one result per cell and item
 
 
 class StoreReads:

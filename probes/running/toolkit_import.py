@@ -15,18 +15,18 @@ and stored under an id that says where it came from (`lmms-eval/<task>/<doc_id>`
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Hashable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 
 from probes.core.benchmark import Benchmark
 from probes.core.errors import BenchmarkError, InputRejected
 from probes.core.registry import get_benchmark
-from probes.core.types import AnswerKind, Condition, Item, ItemRef, Mode, Origin, Result, Status
+from probes.core.types import AnswerKind, Condition, Item, Mode, Status
 from probes.files.hf_export import prompt_layout, prompt_text
-from probes.reading.grading import error_result, grade_reply
+from probes.reading.probabilities import from_choice_scores
+from probes.running.import_writing import Graded, Grader, Progress, Rows, write
 from probes.running.importing import RecordError, standalone_item
 from probes.running.store import Store
 from probes.running.toolkit_records import LITE_PER_TASK, Foreign
@@ -106,43 +106,73 @@ def _snippet(reply: str, width: int = 80) -> str:
 
 
 def import_records(
-    records: Sequence[Foreign], model: str, mode: str, store: Store, source: str, data: str | None = None
+    records: Sequence[Foreign],
+    model: str,
+    mode: str,
+    store: Store,
+    source: str,
+    data: str | None = None,
+    progress: Progress | None = None,
 ) -> tuple[list[TaskReport], Counter]:
     """Match, grade and store `records` as `model`'s replies under `mode`; one report per
-    (their task, our benchmark), and the stored results' statuses."""
+    (their task, our benchmark), and the stored results' statuses. Every record is matched (and
+    checked) before anything is stored; then graded and stored a batch at a time, `progress`
+    told after each (probes/running/import_writing.py)."""
     condition = Condition(Mode.parse(mode), "none")
     ours = _OurItems(data)
     reports: dict[tuple[str, str], TaskReport] = {}
-    results: list[Result] = []
+    alike: dict[tuple, Item] = {}  # items built from the file alone, by what they are built from
+    entries: list[tuple[Foreign, Benchmark, Item, str, TaskReport]] = []
     for record in records:
         key = (record.task, record.benchmark)
-        report = reports.setdefault(key, TaskReport(record.toolkit, record.task, record.benchmark))
+        report = reports.get(key) or reports.setdefault(key, TaskReport(record.toolkit, record.task, record.benchmark))
         benchmark, found = ours.find(record, report)
-        item, how = found if found else (_standalone(benchmark, record), None)
-        report.replies += 1
-        if how:
+        if found:
+            item, how = found
+            item_id = item.id
             report.matched[how] += 1
-        ref = replace(ItemRef.of(item, Origin.IMPORT), source_file=source)
-        if record.failed:
-            report.failed += 1
-            results.append(
-                error_result(item, model, condition, ref, f"no reply ({record.toolkit}): {record.reply[:200]}")
+        else:
+            item, item_id = _standalone(benchmark, record, alike), _standalone_id(record)
+        if record.scores is not None and from_choice_scores(item, record.scores) is None:
+            raise RecordError(
+                f"{record.where}: {len(record.scores)} scores do not fit the item's {len(item.options)} options "
+                "(one loss or log-likelihood per option, all of one kind)"
             )
-            continue
-        result = grade_reply(benchmark, item, record.reply, model, condition, ref)
-        results.append(result)
-        _tally(report, record, result, item)
-    keys = Counter((r.benchmark, r.item_id) for r in results)
-    twice = [key for key, count in keys.items() if count > 1]
-    if twice:
-        raise InputRejected(
-            f"{source}: {twice[0][0]} item {twice[0][1]!r} is answered {keys[twice[0]]} times in these files"
-        )
-    store.record_many([(result, None, "") for result in results])
-    return list(reports.values()), Counter(r.status.value for r in results)
+        report.replies += 1
+        entries.append((record, benchmark, item, item_id, report))
+    keys = Counter((item.benchmark, item_id) for _, _, item, item_id, _ in entries)
+    if len(keys) < len(entries):
+        twice = next(key for key, count in keys.items() if count > 1)
+        raise InputRejected(f"{source}: {twice[0]} item {twice[1]!r} is answered {keys[twice]} times in these files")
+    rows, statuses = Rows(model, condition, source), Counter[str]()
+    graders: dict[str, Grader] = {}
+
+    def graded() -> Iterator[tuple]:
+        for record, benchmark, item, item_id, report in entries:
+            if record.failed:
+                report.failed += 1
+                statuses[Status.ERROR.value] += 1
+                yield rows.error(item, item_id, f"no reply ({record.toolkit}): {record.reply[:200]}")
+                continue
+            grader = graders.get(benchmark.id) or graders.setdefault(benchmark.id, Grader(benchmark))
+            probabilities = None
+            if record.scores is not None:
+                probabilities = from_choice_scores(item, record.scores)
+                if probabilities is None:  # checked in the first pass: never here
+                    raise InputRejected(f"{record.where}: its scores do not fit the item's options")
+                chosen = max(probabilities.p, key=probabilities.p.__getitem__)
+                result = grader.chosen(item, int(chosen))
+            else:
+                result = grader.grade(item if grader.alike_will_do else item.with_changes(id=item_id), record.reply)
+            statuses[result.status.value] += 1
+            _tally(report, record, result, item)
+            yield rows.reply(item, item_id, record.reply, result, probabilities)
+
+    write(store, graded(), len(entries), progress)
+    return list(reports.values()), statuses
 
 
-def _tally(report: TaskReport, record: Foreign, result: Result, item: Item) -> None:
+def _tally(report: TaskReport, record: Foreign, result: Graded, item: Item) -> None:
     if result.correct is None:
         return
     report.our_graded += 1
@@ -158,22 +188,32 @@ def _tally(report: TaskReport, record: Foreign, result: Result, item: Item) -> N
                                              result.correct, reading, record.their_reading))  # fmt: skip
 
 
-def _shown(result: Result, item: Item):
+def _shown(result: Graded, item: Item):
     """A parsed answer as the reply would name it: an option by its label."""
     if item.kind is AnswerKind.CHOICE and isinstance(result.parsed, int) and 0 <= result.parsed < len(item.labels):
         return item.labels[result.parsed]
     return result.parsed
 
 
-def _standalone(benchmark: Benchmark, record: Foreign) -> Item:
-    """The item as the file describes it, read as the benchmark reads its own items."""
-    fields = {"target": record.target, "question": record.question, "category": record.category}
-    if record.options:
-        fields["options"] = list(record.options)
-    if fields["target"] is None:
-        raise RecordError(f"{record.where}: no answer key (target) to grade against, and no item of ours matched")
-    item_id = f"{record.toolkit}/{record.task}/{record.position}"
-    return standalone_item(benchmark, item_id, fields, record.where)
+def _standalone(benchmark: Benchmark, record: Foreign, alike: dict[tuple, Item] | None = None) -> Item:
+    """The item as the file describes it, read as the benchmark reads its own items (one item
+    for the records that describe it alike, in `alike`: only its id would differ)."""
+    key = (benchmark.id, record.target, record.question, record.category, record.options)
+    found = alike.get(key) if alike is not None else None
+    if found is None:
+        fields = {"target": record.target, "question": record.question, "category": record.category}
+        if record.options:
+            fields["options"] = list(record.options)
+        if fields["target"] is None:
+            raise RecordError(f"{record.where}: no answer key (target) to grade against, and no item of ours matched")
+        found = standalone_item(benchmark, _standalone_id(record), fields, record.where)
+        if alike is not None:
+            alike[key] = found
+    return found
+
+
+def _standalone_id(record: Foreign) -> str:
+    return f"{record.toolkit}/{record.task}/{record.position}"
 
 
 class _OurItems:
@@ -182,8 +222,8 @@ class _OurItems:
     def __init__(self, data: str | None):
         self.data = data
         self.benchmarks: dict[str, Benchmark] = {}
-        self.indexes: dict[str, _Index | None] = {}
-        self.notes: dict[str, str] = {}
+        self.indexes: dict[Hashable, _Index | None] = {}
+        self.notes: dict[Hashable, str] = {}
 
     def find(self, record: Foreign, report: TaskReport) -> tuple[Benchmark, tuple[Item, str] | None]:
         source = _source(record)
@@ -218,9 +258,17 @@ class _OurItems:
             return None
 
 
-def _source(record: Foreign) -> str:
+def _source(record: Foreign) -> Hashable:
     """Where the record's items come from: a set drawn from its description, or a benchmark."""
-    return json.dumps(record.spec.as_dict(), sort_keys=True) if record.spec is not None else record.benchmark
+    spec = record.spec
+    if spec is None:
+        return record.benchmark
+    return (
+        spec.benchmark,
+        tuple(sorted((name, tuple(values)) for name, values in spec.params.items())),
+        spec.n,
+        spec.seed,
+    )
 
 
 class _Index:
@@ -238,6 +286,14 @@ class _Index:
         self.by_text: dict[tuple, list[Item]] = {}
         for item in items:
             self.by_text.setdefault(_text_key(item.question, item.options), []).append(item)
+        # Our questions by length, longest first: the one a question of theirs ends with is found
+        # by one look per length, not by a pass over every item for every row.
+        lengths: dict[int, set[str]] = {}
+        for question, _ in self.by_text:
+            if question:
+                lengths.setdefault(len(question), set()).add(question)
+        self.questions = sorted(lengths.items(), reverse=True)
+        self.alike: dict[tuple, Item] = {}  # their answer keys read as items, for `_agrees`
 
     def match(self, record: Foreign) -> tuple[Item, str] | None:
         if record.item_id is not None:
@@ -249,13 +305,23 @@ class _Index:
         if record.sampled == "lite" and self.lite is not None and isinstance(place, int):
             place = self.lite[place] if place < len(self.lite) else None
         item = self.by_place.get(place)
-        if item is not None and _agrees(self.benchmark, record, item):
+        if item is not None and _agrees(self.benchmark, record, item, self.alike):
             return item, "position"
         if record.question:
-            found = self.by_text.get(_text_key(_tail(record.question, self.by_text), record.options), [])
-            if len(found) == 1 and _agrees(self.benchmark, record, found[0]):
+            found = self.by_text.get(_text_key(self.tail(record.question), record.options), [])
+            if len(found) == 1 and _agrees(self.benchmark, record, found[0], self.alike):
                 return found[0], "text"
         return None
+
+    def tail(self, question: str) -> str:
+        """Their question without an instruction glued before it: the longest of our questions
+        it ends with (lmms-eval's IllusionVQA prompt is the instruction, then the question,
+        unspaced)."""
+        theirs = _norm(question)
+        for length, ours in self.questions:
+            if length <= len(theirs) and theirs[len(theirs) - length :] in ours:
+                return theirs[len(theirs) - length :]
+        return question
 
 
 def _lite_rows(benchmark: Benchmark) -> list[int] | None:
@@ -288,15 +354,7 @@ def _text_key(question: str, options: Sequence[str]) -> tuple:
     return (_norm(question), tuple(_norm(o) for o in options))
 
 
-def _tail(question: str, known: dict[tuple, list[Item]]) -> str:
-    """Their question without an instruction glued before it: the longest of our questions it
-    ends with (lmms-eval's IllusionVQA prompt is the instruction, then the question, unspaced)."""
-    theirs = _norm(question)
-    ends = [q for (q, _) in known if q and theirs.endswith(q)]
-    return max(ends, key=len) if ends else question
-
-
-def _agrees(benchmark: Benchmark, record: Foreign, item: Item) -> bool:
+def _agrees(benchmark: Benchmark, record: Foreign, item: Item, alike: dict[tuple, Item] | None = None) -> bool:
     """Whether the record asks this item: its question ends with ours, its options are ours,
     and its answer key names our answer."""
     if record.question and not _norm(record.question).endswith(_norm(item.question)):
@@ -306,7 +364,7 @@ def _agrees(benchmark: Benchmark, record: Foreign, item: Item) -> bool:
     if record.target is None:
         return True
     try:
-        theirs = _standalone(benchmark, replace(record, options=record.options or item.options))
+        theirs = _standalone(benchmark, replace(record, options=record.options or item.options), alike)
     except (RecordError, InputRejected):
         return False
     if item.kind is AnswerKind.CHOICE or theirs.kind is AnswerKind.CHOICE:

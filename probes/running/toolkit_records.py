@@ -12,6 +12,9 @@ lmms-eval's tasks that match ours (its source: `lmms_eval/tasks/illusionvqa/`, `
   the release's groundtruth; the sub-task in each doc's `accuracy_by_task`; the verdict `accuracy`
   (a reply must be exactly yes/no, or its FIRST number is taken).
 - a task written by `generate --format lmms-eval`: each doc's `probe` names our item and set.
+- a `multiple_choice` task (any of ours named with --benchmark, or IllusionVQA's run that way):
+  no reply, each option's score (`api/task.py`: lmms-eval's models return the continuation's loss,
+  and it chooses the smallest, `acc` its verdict); read where the doc's input lists its options.
 
 VLMEvalKit has no IllusionVQA or BlindTest dataset: its users run them as custom multiple-choice
 tables. A row's verdict is its evaluation record's `hit` where the file has one; otherwise the
@@ -68,6 +71,7 @@ class Foreign:
     spec: SetSpec | None = None  # the set it was drawn from, likewise
     sampled: str | None = None  # how their docs were sampled from the release (lite: first 100 per task)
     category: str | None = None
+    scores: tuple[float, ...] | None = None  # a multiple_choice doc: each option's score, no reply to read
 
     @property
     def failed(self) -> bool:
@@ -100,6 +104,7 @@ def _where(run: LmmsRun, line: int) -> str:
 def _exported(run: LmmsRun, sample) -> Foreign:
     probe = sample.metrics.get("probe")
     where = _where(run, sample.line)
+    _no_scores(run, sample)
     if not isinstance(probe, dict) or not isinstance(probe.get("id"), str) or not isinstance(probe.get("set"), dict):
         raise InputRejected(f"{where}: the sample's probe record lacks the item id or the set (a damaged log?)")
     spec = SetSpec.from_dict(probe["set"], where)
@@ -111,13 +116,32 @@ def _exported(run: LmmsRun, sample) -> Foreign:
 
 def _multiple_choice(run: LmmsRun, sample, benchmark: str, pre: str, post: str, metric: str | None) -> Foreign:
     question, options = split_options(sample.input or "", pre, post)
-    verdict = _verdict(sample.metrics, metric)
-    return Foreign("lmms-eval", run.task, _where(run, sample.line), sample.doc_id, sample.reply, benchmark,
-                   question, options, sample.target, verdict, sample.filtered)  # fmt: skip
+    if sample.scores is None:
+        verdict = _verdict(sample.metrics, metric)
+        return Foreign("lmms-eval", run.task, _where(run, sample.line), sample.doc_id, sample.reply, benchmark,
+                       question, options, sample.target, verdict, sample.filtered)  # fmt: skip
+    # A multiple_choice doc: the options scored (its model's loss per option, the smallest
+    # chosen), graded by `acc`; its target is the right option's place, where it is a number.
+    if not options:
+        raise InputRejected(f"{_where(run, sample.line)}: a scored (multiple_choice) doc is read where its input lists "
+                            "its options (A. ..., B. ...), so each score has its option")  # fmt: skip
+    target = sample.target
+    if target is not None and target.strip().isdigit() and int(target) < len(options):
+        target = options[int(target)]
+    chosen = min(range(len(sample.scores)), key=sample.scores.__getitem__)
+    return Foreign("lmms-eval", run.task, _where(run, sample.line), sample.doc_id, sample.reply, benchmark, question,
+                   options, target, _verdict(sample.metrics, "acc"), chr(ord("A") + chosen), scores=sample.scores)  # fmt: skip
+
+
+def _no_scores(run: LmmsRun, sample) -> None:
+    if sample.scores is not None:
+        raise InputRejected(f"{_where(run, sample.line)}: a scored (multiple_choice) doc of {run.task}: scores are read "
+                            "for multiple-choice tasks whose input lists the options")  # fmt: skip
 
 
 def _blind(run: LmmsRun, sample, post: str) -> Foreign:
     where = _where(run, sample.line)
+    _no_scores(run, sample)
     by_task = sample.metrics.get("accuracy_by_task")
     name = by_task.get("task") if isinstance(by_task, dict) else None
     if not isinstance(name, str) or name.strip().lower() not in BLIND_SUBTASKS:
