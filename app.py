@@ -29,6 +29,9 @@ from ui.mining import WORK as MINING_DIR
 from ui.mining import build_mining
 from ui.probe import build_probe
 from ui.probe.export import EXPORTS as GRID_EXPORTS
+from ui.projector import HEAD as PROJECTOR_HEAD
+from ui.projector import build_switch as projector_switch
+from ui.projector import wire as wire_projector
 from ui.scoreboard import build_scoreboard
 from ui.scoreboard.data import EXPORTS
 from ui.session_bound import SessionBound
@@ -53,7 +56,11 @@ def build_demo() -> gr.Blocks:
     )
     # Gradio's own cache (uploads, served files) is emptied of files older than an hour, hourly.
     with gr.Blocks(title="Perception playground", delete_cache=(3600, 3600)) as demo:
-        gr.Markdown("# Perception playground\nHow do vision-language models actually see? Probe them side by side.")
+        # Projector mode (ui/projector.py): a switch beside the title, or `?projector=1` in the address.
+        with gr.Row(equal_height=False, elem_id="app-head"):
+            gr.Markdown("# Perception playground\nHow do vision-language models actually see? Probe them side by side.",
+                        elem_id="app-title")  # fmt: skip
+            projector = projector_switch()
         class_teacher = browser_tokens()
         # Who this browser is, across reloads: its results, budgets and name tag stay its own.
         visitor = visitor_state()
@@ -87,6 +94,7 @@ def build_demo() -> gr.Blocks:
         probe["after_load"](demo.load(*probe["on_load"], api_visibility="private"))
         # A `?class=` link opens the Class tab with its code; a reload finds a class in progress.
         demo.load(**lesson["load"], api_visibility="private")
+        wire_projector(demo, projector)
     # API-bound events may overlap; local models serialise themselves (one copy, one lock). The
     # queue is bounded: past it a visitor is told to come back, instead of the server piling up work.
     # Gradio's queue rebuilds a pandas summary of its last 10,000 events after every event (for
@@ -106,7 +114,7 @@ def launch_options() -> dict:
     most `new_sessions` of them in ten minutes (ui/session_bound.py, after the body's bound).
     The student page of a class (`/class/CODE` and its JSON routes, ui/classroom/student_page.py)
     is served beside Gradio's routes. A new dict each time: Gradio's launch writes into app_kwargs."""
-    return {"css": CSS, "head": PRESENTER_HEAD, "max_file_size": "50mb", "state_session_capacity": limits().max_sessions,
+    return {"css": CSS, "head": PRESENTER_HEAD + PROJECTOR_HEAD, "max_file_size": "50mb", "state_session_capacity": limits().max_sessions,
             "app_kwargs": {"middleware": [Middleware(BodyBound), Middleware(SessionBound)],
                            "routes": student_page.routes()}}  # fmt: skip
 

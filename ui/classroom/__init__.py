@@ -75,21 +75,25 @@ def build_class(teacher_token: gr.BrowserState, top: gr.Tabs | None = None, tab_
                     keys = key_boxes("class")
                 open_button = gr.Button("Open the class", variant="primary", elem_id="class-open")
                 message = gr.HTML(elem_id="class-message")
+            # The stage: the picture, the question and, under them, the reveal (the tally and each
+            # model's answer), beside the QR code and the buttons. On a phone Next and Reveal come
+            # right under the presenter's line; in projector mode the picture gets what the window
+            # leaves (assets/app.css, ui/projector.py).
             with gr.Row(elem_id="class-stage"):
-                with gr.Column(scale=3):
+                with gr.Column(scale=3, elem_id="class-main"):
                     presenter = gr.HTML(elem_id="class-presenter")
                     item_picture = gr.Image(type="pil", visible=False, interactive=False, show_label=False, height=520,
                                             buttons=["fullscreen"], elem_id="class-item-image")  # fmt: skip
                     item_text = gr.HTML(elem_id="class-item-text")
-                with gr.Column(scale=1, min_width=240):
+                    revealed = gr.HTML(elem_id="class-revealed")
+                with gr.Column(scale=1, min_width=240, elem_id="class-side"):
                     qr = gr.HTML(elem_id="class-qr")
-                    with gr.Row():
+                    with gr.Row(elem_id="class-buttons"):
                         next_button = gr.Button("Next", variant="primary", size="lg", elem_id="class-next")
                         reveal_button = gr.Button("Reveal", size="lg", elem_id="class-reveal")
-                    with gr.Row():
+                    with gr.Row(elem_id="class-more"):
                         end_button = gr.Button("End of lesson", size="sm", elem_id="class-end")
                         close_button = gr.Button("Close the class", size="sm", elem_id="class-close")
-            revealed = gr.HTML(elem_id="class-revealed")
             summary = gr.HTML(elem_id="class-results")
             curve = gr.Plot(show_label=False, visible=False, elem_id="class-curve")
             with gr.Row():

@@ -71,7 +71,9 @@ def reveal_html(shown: Mapping[str, Any]) -> str:
         mark = {True: "✓", False: "✗", None: "–"}[answer.get("correct")]
         chosen = html.escape(str(answer["answer"])) if answer.get("answer") is not None else "no answer"
         reply = html.escape(str(answer.get("reply") or ""))[:600]
-        models.append(f'<li><b>{html.escape(model)}</b>: {mark} {chosen}<details><summary>reply</summary>'
+        verdict = {True: "right", False: "wrong", None: "ungraded"}[answer.get("correct")]
+        models.append(f'<li class="class-model {verdict}"><b class="who">{html.escape(model)}</b>: '
+                      f'<span class="said">{mark} {chosen}</span><details><summary>reply</summary>'
                       f"<pre>{reply}</pre></details></li>")  # fmt: skip
     listed = f'<ul class="class-models">{"".join(models)}</ul>' if models else ""
     return f'<div class="class-reveal">{said}{"".join(bars)}{listed}</div>'

@@ -36,17 +36,23 @@ if (!window.probeStage) {
     const share = (room) => Math.floor((room - (rows - 1) * GAP) / rows);
     // First from where the stage stands on the page (the header stays in view); if that leaves
     // the picture too small, from the top of the window (the page is scrolled to the stage).
+    // In projector mode (ui/projector.py) the tabs stay on screen as long as the picture is worth
+    // looking at, and a tall screen's picture may grow past MAX.
+    const projector = document.documentElement.classList.contains("projector");
+    const max = projector ? Math.max(MAX, Math.floor(window.innerHeight * 0.6)) : MAX;
     const fromHere = share(window.innerHeight - docTop(row) - under - PAD);
     const fromTop = share(window.innerHeight - under - 2 * PAD);
-    const height = Math.max(MIN, Math.min(MAX, fromHere >= Math.min(MAX, 280) ? fromHere : fromTop));
+    const here = fromHere >= (projector ? MIN : Math.min(max, 280));
+    const height = Math.max(MIN, Math.min(max, here ? fromHere : fromTop));
     const value = height + "px";
     if (column.style.getPropertyValue("--probe-stage-h") !== value) column.style.setProperty("--probe-stage-h", value);
     // After Ask (or on a shared link) the stage is kept in view while the grid fills (its
-    // cells grow as answers come), until the person scrolls or clicks themselves.
+    // cells grow as answers come), until the person scrolls or clicks themselves: from the
+    // page's top where it fits there (the tabs stay in view), else from the stage's.
     if (stage.reveal && grid) {
       requestAnimationFrame(() => {
         const top = row.getBoundingClientRect().top, bottom = $("#probe-grid").getBoundingClientRect().bottom;
-        if (top < 0 || bottom > window.innerHeight + 1) window.scrollTo({ top: docTop(row) - PAD });
+        if (top < 0 || bottom > window.innerHeight + 1) window.scrollTo({ top: here ? 0 : docTop(row) - PAD });
       });
     }
   };
