@@ -29,6 +29,7 @@ _PAGE_TERMS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"--model\b", "model"),
         (r"--perturb (rotate-options-\w+)", r"the \1 perturbation"),
         (r"--limit\b", "limit"),
+        (r"--seed\b", "seed"),
         (r"run with --shots 0\b", "tick 0-shot only"),
         (r"`?report --by (\w+)`?", r"the Scoreboard's “Break down by: \1”"),
         (r"--out\b", "the output folder"),
