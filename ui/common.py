@@ -4,10 +4,12 @@ per-session request budget, how errors reach a visitor, and safe formatting of m
 
 from __future__ import annotations
 
+import difflib
 import functools
 import html
 import inspect
 import logging
+import math
 import tempfile
 import threading
 from collections.abc import Callable, Sequence
@@ -23,7 +25,7 @@ from models.types import BackendError, ImagePart
 from probes.core.errors import LimitExceeded, ProbeError, UsageError
 from probes.core.types import Result, Status
 from probes.running import answerers
-from probes.running.budget import Budget
+from probes.running.budget import BUDGET_WORDS, SESSION, Budget, BudgetExceeded, requests_words
 from probes.running.limits import current as limits
 from probes.running.store import Store
 from ui.choices import model_label, working_first
@@ -179,13 +181,71 @@ def charge(request: gr.Request | None, requests: int) -> None:
 
 def spender(request: gr.Request | None, keys: dict[str, str]) -> Callable[[Backend], None]:
     """A run's `spend`: each request sent on the server's keys taken from this visitor's budgets
-    as it goes out (an answer already cached costs nothing); BudgetExceeded refuses it."""
+    as it goes out (an answer already cached costs nothing); BudgetExceeded refuses it, its
+    message saying in full which budget, when it refills and what this visitor can do."""
 
     def spend(backend: Backend) -> None:
         if paid_by_server(backend.model_id, keys):
-            charge(request, 1)
+            try:
+                charge(request, 1)
+            except BudgetExceeded as exc:
+                raise BudgetExceeded(refused_words(exc, backend.model_id), exc.which, exc.limit,
+                                     exc.refills_in) from None  # fmt: skip
 
     return spend
+
+
+def refused_words(exc: BudgetExceeded, model_id: str) -> str:
+    """A request a budget refused, in full: which budget, when it has room again, and what this
+    visitor can do (paste a key only where a key box takes one for this model's provider)."""
+    which = BUDGET_WORDS.get(exc.which, "a budget")
+    said = f"Not sent: {which} of {requests_words(exc.limit)} on this Space's keys is used up"
+    if exc.which == SESSION or exc.refills_in is None:
+        said += ", and it does not refill."
+        later = ""
+    else:
+        said += f"; it has room again in {_minutes(exc.refills_in)}."
+        later = " now, or come back then"
+    provider = model_id.partition("/")[0]
+    titles = {p.name: p.title for p in key_providers()}
+    if provider in titles:
+        said += f" Paste your own {titles[provider]} key under API keys to ask {model_id}{later}."
+    else:
+        said += f" {model_id} is asked on this Space's own server, where no key of yours can be used"
+        said += ": come back then." if later else "."
+    if not later:
+        said += " Answers this Space already has, and the offline baselines, still cost nothing."
+    return said
+
+
+def _minutes(seconds: float) -> str:
+    if seconds < 60:
+        return "under a minute"
+    minutes = math.ceil(seconds / 60)
+    return f"{minutes} minute{'s' if minutes != 1 else ''}"
+
+
+def name_hint(model_id: str) -> str:
+    """For a model of a provider whose names this playground lists (OpenAI, Anthropic, a models
+    file's servers), named with a name it does not list: that the name may be wrong, and the
+    nearest listed names. Empty where the name is listed or the provider takes any name."""
+    provider, _, name = model_id.partition("/")
+    if not name or provider in (OWN, "hf", "baseline"):
+        return ""
+    listed = sorted({m for m in (*catalogue_ids(), *limits().allowed_models) if m.partition("/")[0] == provider})
+    if not listed or model_id in listed:
+        return ""
+    near = difflib.get_close_matches(model_id, listed, n=3, cutoff=0.6) or listed[:3]
+    known = registry.providers(endpoints()).get(provider)
+    title = known.title if known is not None else provider
+    return f"{model_id} is not a name listed here for {title}: the name may be wrong (listed: {', '.join(near)})"
+
+
+def model_failure(model_id: str, exc: BaseException) -> str:
+    """Why a model cannot be asked (`user_message`), with `name_hint` beside it."""
+    message = user_message(exc)
+    hint = name_hint(model_id)
+    return f"{message.rstrip('. ')}. {hint}" if hint and hint not in message else message
 
 
 def escape(text: str) -> str:

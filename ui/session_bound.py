@@ -9,11 +9,17 @@ up session ids cannot push the Space's visitors out of that capacity in minutes.
 admitted is never counted again; a request over the bound is refused with 429 and never read
 further.
 
+A page load always opens a new session (the browser makes its id), so the page itself is refused
+when its address has no room left: one plain page saying why and when to come back, before
+Gradio's client starts. Served, that page's every load event would be refused on its own, each
+with an error of its own (six of them on one page).
+
 A plain ASGI middleware (no Gradio here), after ui/body_bound.py in `launch(app_kwargs=)`: the
 bodies it reads are already bounded there."""
 
 from __future__ import annotations
 
+import html
 import json
 import math
 import threading
@@ -31,6 +37,9 @@ Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 
+# Routes served beside Gradio's that open no Gradio session (a class's own page and its JSON
+# routes, ui/classroom/student_page.py): a class bounds its own members, per class and per address.
+OWN_ROUTES = ("/class/",)
 MAX_SESSION_ID = 256  # characters of a session id taken as one; Gradio's are 11 to 36
 MAX_ADDRESSES = 10_000  # addresses whose new sessions are remembered (oldest forgotten; at most ~77 MB)
 
@@ -44,6 +53,14 @@ class NewSessions:
         self._opened: OrderedDict[str, deque[float]] = OrderedDict()
         self._bound, self._clock = known, clock
         self._lock = threading.Lock()
+
+    def room(self, address: str, per_address: int, window: float) -> float | None:
+        """None if `address` may open another session now; else the seconds until it may. Opens
+        nothing (a page load asks before its client opens its session)."""
+        now = self._clock()
+        with self._lock:
+            opened = [when for when in self._opened.get(address, ()) if when > now - window]
+            return max(1.0, opened[0] + window - now) if len(opened) >= per_address else None
 
     def admit(self, address: str, session: str | None, per_address: int, window: float) -> float | None:
         """None if the request may go on (a known session, or a new one within the address's
@@ -77,11 +94,18 @@ class SessionBound:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         bounds = limits()
+        if bounds.new_sessions is not None and scope["type"] == "http" and _is_page(scope):
+            address = client_address(header(scope, b"x-forwarded-for"), _peer(scope), bounds.trusted_proxies)[:64]
+            wait = self.sessions.room(address, bounds.new_sessions, NEW_SESSION_WINDOW)
+            if wait is not None:
+                await _refuse_page(send, bounds.new_sessions, wait)
+                return
         if (
             bounds.new_sessions is None
             or scope["type"] != "http"
             or scope.get("method") != "POST"
             or scope.get("path", "").endswith(UPLOADS)
+            or scope.get("path", "").startswith(OWN_ROUTES)
         ):
             await self.app(scope, receive, send)
             return
@@ -130,10 +154,36 @@ def _peer(scope: Scope) -> str:
     return str(client[0]) if client else "unknown"
 
 
-async def _refuse(send: Send, per_address: int, wait: float) -> None:
+def _is_page(scope: Scope) -> bool:
+    """A load of the app's page (its address, any query), not of its files or routes."""
+    root = scope.get("root_path", "") or ""
+    return scope.get("method") == "GET" and scope.get("path", "") in ("/", "", f"{root}/", root)
+
+
+def _refusal(per_address: int, wait: float) -> str:
     minutes = math.ceil(wait / 60)
-    message = (f"too many new sessions from your address ({per_address} in {NEW_SESSION_WINDOW / 60:.0f} minutes): "
-               f"try again in {minutes} minute{'s' if minutes != 1 else ''}")  # fmt: skip
+    return (f"too many new sessions from your address ({per_address} in {NEW_SESSION_WINDOW / 60:.0f} minutes): "
+            f"try again in {minutes} minute{'s' if minutes != 1 else ''}")  # fmt: skip
+
+
+async def _refuse_page(send: Send, per_address: int, wait: float) -> None:
+    """The page refused as one plain page (no script runs, so no other message follows)."""
+    message = html.escape(_refusal(per_address, wait))
+    body = (
+        '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Perception playground: come back soon'
+        '</title><meta name="viewport" content="width=device-width, initial-scale=1"></head>'
+        '<body style="font-family: system-ui, sans-serif; max-width: 40em; margin: 3em auto; padding: 0 1em">'
+        f'<h1>Perception playground</h1><p id="refused">{message[:1].upper()}{message[1:]}.</p>'
+        "<p>A page of this playground already open goes on working.</p></body></html>"
+    ).encode()
+    headers = [(b"content-type", b"text/html; charset=utf-8"), (b"content-length", str(len(body)).encode()),
+               (b"retry-after", str(math.ceil(wait)).encode())]  # fmt: skip
+    await send({"type": "http.response.start", "status": 429, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _refuse(send: Send, per_address: int, wait: float) -> None:
+    message = _refusal(per_address, wait)
     body = json.dumps({"error": message}).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
                (b"retry-after", str(math.ceil(wait)).encode())]  # fmt: skip

@@ -14,7 +14,7 @@ from probes.core.errors import UsageError
 from probes.core.params import parse_params
 from probes.core.registry import get_benchmark
 from probes.demo.conditions import CONDITIONS
-from probes.demo.prepare import demo_plans
+from probes.demo.prepare import Prepared, demo_plans
 from probes.running import answerers
 from probes.running.runner import Progress, Stop
 from probes.running.store import Store, default_path
@@ -60,10 +60,10 @@ def cmd_prepare_demo(args: argparse.Namespace) -> int:
         results = asyncio.run(run_stoppable(prepared.plans, store, bar, stop, progress))
         bar.close()
         where = store.path
-    sent = sum(1 for r in results if not r.cached and r.status.value != "error")
-    print(f"{len(results)} answers in {where}: {sent} asked now, {len(results) - sent} already there or failed; "
-          f"{len(prepared.skipped)} item-condition pairs do not apply (e.g. 4-shot on an upload)")  # fmt: skip
+    outcome = Prepared.of(results)
+    print(outcome.words(where, len(prepared.skipped)))
     print(
         f"serve it: copy {where} to the Space's PROBE_HOME (see README, 'Publish your own demo Space')", file=sys.stderr
     )
-    return report_errors(results)
+    # A baseline that cannot answer a request is no failure of the demo: only the others are reported.
+    return report_errors(outcome.failed)

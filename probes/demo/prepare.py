@@ -5,7 +5,9 @@ operator's store through; probes/running/store_chain.py).
 
 The requests are the Probe tab's own (the same items, prompts and settings), so their cache keys
 are the ones a visitor's click makes. A condition that does not apply to an item (4-shot on an
-upload, rotated options on a yes/no question) is skipped and counted.
+upload, rotated options on a yes/no question) is skipped and counted. An offline baseline that
+cannot answer a request (no picture to read, a question it does not know) is counted apart from
+failures: it fails the same way for every visitor, which is no fault of the demo (`Prepared`).
 """
 
 from __future__ import annotations
@@ -17,9 +19,10 @@ from models.base import Backend
 from probes.core.benchmark import Benchmark
 from probes.core.errors import RunError
 from probes.core.selection import select_items
-from probes.core.types import Item, Origin
+from probes.core.types import Item, Origin, Result, Status
 from probes.demo.conditions import CONDITIONS, probe_config
 from probes.demo.examples import EXAMPLES, example_item
+from probes.running import answerers
 from probes.running.runner import RunPlan, preflight
 
 
@@ -62,3 +65,38 @@ def demo_plans(
                 continue
             prepared.plans.append(plan)
     return prepared
+
+
+@dataclass
+class Prepared:
+    """What preparing a demo came to: answers asked now, answers already in the store, requests
+    an offline baseline cannot answer (they fail the same way every time: not the demo's fault,
+    and running again changes nothing), and failures (a server, a key, a deadline: running again
+    retries them)."""
+
+    asked: int = 0
+    already: int = 0
+    cannot: list[Result] = field(default_factory=list)
+    failed: list[Result] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, results: Sequence[Result]) -> Prepared:
+        prepared = cls()
+        for result in results:
+            if result.status is Status.ERROR:
+                (prepared.cannot if answerers.is_deterministic(result.model) else prepared.failed).append(result)
+            elif result.cached:
+                prepared.already += 1
+            else:
+                prepared.asked += 1
+        return prepared
+
+    def words(self, where: object, skipped: int) -> str:
+        said = f"{self.asked + self.already} answers in {where}: {self.asked} asked now, {self.already} already there"
+        if self.cannot:
+            models = ", ".join(sorted({r.model for r in self.cannot}))
+            said += (f"; {len(self.cannot)} that {models} cannot answer (no picture to read, or a question it does "
+                     "not know: every visitor's request fails the same way, which is no failure of the demo)")  # fmt: skip
+        if self.failed:
+            said += f"; {len(self.failed)} failed"
+        return f"{said}; {skipped} item-condition pairs do not apply (e.g. 4-shot on an upload)"

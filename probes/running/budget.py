@@ -22,7 +22,25 @@ MAX_SESSIONS = 100_000
 
 
 class BudgetExceeded(LimitExceeded):
-    pass
+    """A request refused by one budget: which (`SESSION`, `CLIENT` or `EVERYONE`), its size, and
+    in how many seconds it has room again (None: it does not refill, as a session's does not)."""
+
+    def __init__(self, message: str, which: str = "", limit: int = 0, refills_in: float | None = None):
+        super().__init__(message)
+        self.which, self.limit, self.refills_in = which, limit, refills_in
+
+
+SESSION, CLIENT, EVERYONE = "session", "client", "everyone"
+# Each budget as a visitor reads it ("... of 6 requests on this Space's keys is used up").
+BUDGET_WORDS = {
+    SESSION: "this session's budget",
+    CLIENT: "the budget per visitor address and hour",
+    EVERYONE: "this Space's budget for the hour",
+}
+
+
+def requests_words(count: int) -> str:
+    return f"{count} request{'s' if count != 1 else ''}"
 
 
 class _Window:
@@ -41,6 +59,15 @@ class _Window:
     def add(self, now: float, count: int) -> None:
         self.taken.append((now, count))
         self.total += count
+
+    def room_in(self, now: float, limit: int, requests: int) -> float:
+        """Seconds until `requests` more fit under `limit` (the oldest requests leave the window)."""
+        over = self.used(now) + requests - limit
+        for when, count in self.taken:
+            over -= count
+            if over <= 0:
+                return max(0.0, when + self.span - now)
+        return self.span  # more than the whole limit at once: never, said as a full window
 
 
 class Budget:
@@ -77,16 +104,18 @@ class Budget:
             session_used = self._sessions.get(session, 0)
             client_window = self._clients.setdefault(client, _Window(self._span))
             checks = (
-                (self.session_limit, session_used, "this session's budget"),
-                (self.client_limit, client_window.used(now), "the budget per visitor address and hour"),
-                (self.global_limit, self._global.used(now), "this Space's budget for the hour"),
+                (self.session_limit, session_used, SESSION, None),
+                (self.client_limit, client_window.used(now), CLIENT, client_window),
+                (self.global_limit, self._global.used(now), EVERYONE, self._global),
             )
-            for limit, used, which in checks:
+            for limit, used, which, window in checks:
                 if limit is not None and used + requests > limit:
+                    refills_in = None if window is None else window.room_in(now, limit, requests)
                     raise BudgetExceeded(
-                        f"{which} of {limit} requests on the server's keys is used up ({max(0, limit - used)} left, "
-                        f"{requests} needed): paste your own key under 'API keys' to go on"
-                    )
+                        f"{BUDGET_WORDS[which]} of {requests_words(limit)} on the server's keys is used up "
+                        f"({max(0, limit - used)} left, {requests} needed): paste your own key under 'API keys' to go on",
+                        which, limit, refills_in,
+                    )  # fmt: skip
             self._sessions[session] = session_used + requests
             self._sessions.move_to_end(session)
             while len(self._sessions) > MAX_SESSIONS:

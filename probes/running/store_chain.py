@@ -11,7 +11,14 @@ pay for it again. A reply the visitor paid for with their own key stays in their
 
 A cached reply says where it was found (`SERVED_FROM` in its raw fields): "demo" (the operator's
 store), "shared" (the Space's cache), "link" (kept for a shared link), or nothing (the visitor's
-own store), so the Probe grid can mark "from the demo's cache".
+own store). A visitor reads all of them as one thing, an answer given before with nothing sent;
+the name only explains where, for whoever asks.
+
+A failure that will always fail again (an offline baseline that cannot answer the picture: the
+same request fails the same way every time) is no reply, so it is never kept as one; a replay
+still shows its reason (`CacheReader.failure`): from the error result a store holds for that
+request (the visitor's own, the operator's prepared demo), or from what a link kept of it under
+`failure_key` (a key no request ever has, so no run reads it as a reply).
 """
 
 from __future__ import annotations
@@ -22,9 +29,37 @@ from pathlib import Path
 
 from models.types import Output
 from probes.core.types import Result, Status
+from probes.running.cells import Where
 from probes.running.store import Store
 
 SERVED_FROM = "served_from"  # the key, in a cached Output's raw fields, naming where it was found
+FAILED = "failed:"  # before a cache key: what a link kept of a request that always fails (its reason)
+
+
+def failure_key(cache_key: str) -> str:
+    """Where a link keeps the reason of a request that always fails: never a request's own key
+    (those are hex digests), so no run ever reads it as a reply."""
+    return FAILED + cache_key
+
+
+@dataclass(frozen=True)
+class Asked:
+    """Which result row a request fills: (benchmark, item id, model, mode label, perturbation)."""
+
+    benchmark: str
+    item_id: str
+    model: str
+    mode: str
+    perturbation: str
+
+
+def stored_failure(store: Store, cache_key: str, asked: Asked) -> str | None:
+    """The error a store holds for this very request (the same cell and cache key), if any."""
+    where = Where(asked.benchmark, [asked.model], [asked.mode], [asked.perturbation])
+    for item_id, status, key, error in store.rows(["item_id", "status", "cache_key", "error"], where):
+        if item_id == asked.item_id and key == cache_key and status == Status.ERROR.value and error:
+            return error
+    return None
 
 
 @dataclass(frozen=True)
@@ -38,6 +73,19 @@ class CacheReader:
             found = store.cached(cache_key)
             if found is not None:
                 return _marked(found, name)
+        return None
+
+    def failure(self, cache_key: str, asked: Asked) -> str | None:
+        """Why this request failed where it always fails again, as a store or a link kept it:
+        call it only for an answerer that fails the same way every time (an offline baseline)."""
+        for _, store in self.stores:
+            if isinstance(store, Store):
+                found = stored_failure(store, cache_key, asked)
+            else:
+                kept = store.cached(failure_key(cache_key))
+                found = kept.text if kept is not None else None
+            if found:
+                return found
         return None
 
 

@@ -66,11 +66,11 @@ def test_concurrent_probes_from_one_session_stop_at_the_budget(serve):
         # Another session has its own budget (the item differs: nothing of it is cached).
         other = patient_client(client.src)
         other.predict("blind/touching-circles", "", 2, api_name="/generate_stimulus")
-        assert other.predict("openai/gpt-4o", None, None, None, ["as asked"], "", "", api_name="/probe")[
-            0
-        ].count("1 of 1")
+        assert other.predict("openai/gpt-4o", None, None, None, ["as asked"], "", "", api_name="/probe")[0].count(
+            "1 of 1"
+        )
     refused = [grid for grid in grids if "budget" in grid]
-    answered = [grid for grid in grids if "td class=\"cell right\"" in grid or "td class=\"cell wrong\"" in grid]
+    answered = [grid for grid in grids if 'td class="cell right"' in grid or 'td class="cell wrong"' in grid]
     assert 1 <= sent <= 5 and len(refused) + len(answered) == 12
     assert len(answered) >= sent  # each one sent was answered; the rest from the cache
-    assert all("paste your own key" in grid for grid in refused)
+    assert all("Paste your own OpenAI key under API keys to ask openai/gpt-4o" in grid for grid in refused)

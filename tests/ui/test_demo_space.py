@@ -18,6 +18,7 @@ from tests.support.fake_servers import FakeOpenAIServer
 from tests.ui.conftest import patient_client, screenshot
 from tests.ui.test_probe_tab import choose_model, tick
 
+ANSWERED_BEFORE = "answered before"  # how every answer the Space already had reads
 # Models on the Space's key come from the catalogue or this list (as an operator lists theirs).
 PUBLIC = {"PROBE_PUBLIC": "1", "PROBE_TRUSTED_PROXIES": "0",
           "PROBE_ALLOWED_MODELS": "openai/gpt-demo,openai/gpt-bought,openai/gpt-x"}  # fmt: skip
@@ -48,7 +49,10 @@ def test_a_prepared_demo_is_served_to_a_fresh_visitor_with_nothing_sent(serve, p
         expect(page.locator("#probe-status")).to_contain_text("4 of 4 answered")
         row = page.locator("#probe-grid tbody tr", has_text="openai/gpt-demo")
         expect(row.locator("td.right, td.wrong")).to_have_count(2)
-        expect(row).to_contain_text("from the demo's cache")
+        # Answered before, nothing sent: the one label for every answer the Space already had
+        # (the tooltip says where: here the demo its maker prepared).
+        expect(row.locator(".source")).to_have_text([ANSWERED_BEFORE] * 2)
+        expect(row.locator(".source").first).to_have_attribute("title", re.compile("prepared"))
         screenshot(page, tmp_path, "demo-served")
         assert server.request_count == prepared  # nothing sent for the visitor
 
@@ -84,16 +88,14 @@ def test_answers_bought_with_the_space_key_are_shared_and_a_link_replays_for_any
             choose_model(b, 1, "openai/gpt-bought")
             b.click("#probe-ask")
             expect(b.locator("#probe-status")).to_contain_text("2 of 2 answered")
-            expect(b.locator("#probe-grid tbody tr", has_text="openai/gpt-bought")).to_contain_text(
-                "from this Space's cache"
-            )
+            expect(b.locator("#probe-grid tbody tr", has_text="openai/gpt-bought")).to_contain_text(ANSWERED_BEFORE)
             # Visitor C opens A's link: every cell, the own-key answer included, nothing sent.
             c = third.new_page()
             c.goto(link)
             expect(c.locator("#probe-status")).to_contain_text("Replayed from the cache: nothing was sent")
             row = c.locator("#probe-grid tbody tr", has_text="openai/gpt-own")
             expect(row.locator("td.right, td.wrong")).to_have_count(1)
-            expect(row).to_contain_text("kept with the link")
+            expect(row).to_contain_text(ANSWERED_BEFORE)
             expect(
                 c.locator("#probe-grid tbody tr", has_text="baseline/chance").locator("td.right, td.wrong")
             ).to_have_count(1)
@@ -119,7 +121,7 @@ def test_without_budget_variables_a_public_space_meters_its_key_by_default(serve
             grids.append(visitor.predict("openai/gpt-x", None, None, None, ["as asked"], "", "", api_name="/probe")[1])
         assert server.request_count == session_budget
     refused = [grid for grid in grids if "budget" in grid]
-    assert refused and all("paste your own key" in grid for grid in refused)
+    assert refused and all("Paste your own OpenAI key under API keys to ask openai/gpt-x" in grid for grid in refused)
     about = mode_text(current())
     for name, value in DEFAULT_BUDGETS.items():
         assert f"{value:,}" in about, name

@@ -16,6 +16,7 @@ from tests.conftest import shapes_image
 from tests.support.fake_http import Fault, Reply
 from tests.support.fake_servers import FakeOpenAIServer
 from tests.ui.conftest import WAIT_MS, screenshot
+from ui.probe.grid import ANSWERED_BEFORE, ASKED_NOW
 
 HOSTILE = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script> **bold** [link](http://example.invalid) Yes'
 PHONE = {"width": 390, "height": 844}
@@ -162,7 +163,8 @@ def test_three_models_by_four_conditions_and_a_bad_model_fails_only_its_row(serv
         for condition in ("4-shot", "chain of thought", "upside down"):
             tick(page, condition)
         page.click("#probe-ask")
-        expect(page.locator("#probe-status")).to_contain_text("12 of 12 answered")
+        # Four models (two baselines by default) by four conditions: the bad model's four cells failed.
+        expect(page.locator("#probe-status")).to_contain_text(re.compile(r"12 of 16 answered \(.*\) · 4 failed"))
         grid = page.locator("#probe-grid table")
         rows = grid.locator("tbody tr")
         expect(rows).to_have_count(4)
@@ -200,8 +202,9 @@ def test_a_replay_link_shows_the_same_answers_in_a_fresh_browser_and_sends_nothi
             other.goto(address)
             expect(other.locator("#probe-status")).to_contain_text("Replayed from the cache")
             expect(other.locator("#probe-grid")).to_contain_text("openai/gpt-test")
-            assert other.locator("#probe-grid table").inner_text().replace("· cached", "").split() == \
-                first_grid.replace("· cached", "").split()  # fmt: skip
+            replayed = other.locator("#probe-grid table").inner_text()
+            assert replayed.count(ANSWERED_BEFORE) == 4 and ASKED_NOW not in replayed  # one label for each cell
+            assert replayed.replace(ANSWERED_BEFORE, "").split() == first_grid.replace(ASKED_NOW, "").split()
             expect(other.locator("#probe-conditions").get_by_label("grayscale", exact=True)).to_be_checked()
             screenshot(other, tmp_path, "probe-replay")
         finally:

@@ -271,7 +271,9 @@ def test_four_paid_models_clicked_many_times_from_many_sessions_stay_within_the_
     refused = [cell for cell in cells if "cell failed" in cell]
     answered = [cell for cell in cells if "cell right" in cell or "cell wrong" in cell]
     assert len(refused) + len(answered) == len(cells) == 3 * (10 * 4 + 10)
-    assert len(refused) >= len(cells) - 20 * 6 and all("paste your own key" in cell for cell in refused)
+    assert len(refused) >= len(cells) - 20 * 6 and all(
+        re.search(r"Paste your own (OpenAI|Anthropic) key under API keys", cell) for cell in refused
+    )
 
 
 def test_an_address_named_by_the_client_gets_no_fresh_budget(public, paid_servers):
@@ -465,7 +467,8 @@ def test_the_largest_uploads_asked_of_four_models_keep_the_app_under_one_and_a_h
             conditions = choices(client, "/probe", "chosen_conditions") if every_condition else None
             outputs = ask(client, PAID, conditions, openai_key="sk-visitor-own", anthropic_key="sk-ant-visitor-own")
             cells = 4 * len(conditions or [None])
-            assert f"{cells} of {cells} answered" in " ".join(texts(outputs[:1]))
+            status = " ".join(texts(outputs[:1]))  # every cell answered, or a condition that does not apply
+            assert f"of {cells} answered" in status and not re.search(r"failed|refused|cannot", status), status
         except Exception:  # the app killed past 3 GB: the memory assertion below says so
             if app.alive:
                 raise

@@ -156,7 +156,9 @@ def test_ten_fresh_sessions_send_at_most_the_global_budget(public):
             answer = visitor.predict("openai/gpt-4o", None, None, None, ["as asked"], "", "", api_name="/probe")
             grids.append(answer[1])  # a request refused by the budget fails its own cell, saying why
         assert server.request_count == 6
-    assert sum("budget" in g for g in grids) == 4 and all("paste your own key" in g for g in grids if "budget" in g)
+    assert sum("budget" in g for g in grids) == 4 and all(
+        "Paste your own OpenAI key under API keys" in g for g in grids if "budget" in g
+    )
 
 
 def test_a_budget_that_does_not_parse_stops_the_app(serve):

@@ -92,7 +92,7 @@ def test_no_empty_charts_or_tables_and_a_whole_leaderboard(page, url, tmp_path):
 
     # Every leaderboard cell reads whole (the source column wraps, never cut), with n and interval.
     header = [h.strip() for h in board.get_by_role("columnheader").all_inner_texts() if h.strip()]
-    assert header[:5] == ["model", "mode", "source", "mean", "of"]
+    assert header[:5] == ["model", "mode", "source", "rank", "mean"]
     cut = page.evaluate(
         """() => [...document.querySelectorAll('#score-leaderboard [role=gridcell]')]
              .filter(c => c.scrollWidth > c.clientWidth + 1).map(c => c.innerText)"""

@@ -206,8 +206,15 @@ def test_the_leaderboard_agrees_with_report_cell_for_cell(home):
     assert board.cells[("chance", "any", "chance")] == chance
     frame = board.table.data
     assert list(frame["source"][:2]) == ["chance", "people, pooled"]  # pinned above everything
-    means = [float(m) for m in frame["mean"][2:]]
-    assert means == sorted(means, reverse=True)  # models and papers' numbers, best first
+    # The ranked rows (models and papers' numbers alike) best first by their mean over the benchmarks
+    # every one of them has; the rows left out of the ranking after them, with no mean.
+    ranked = frame[~frame["rank"].isin(["", "–"])]
+    assert list(ranked["rank"]) == [str(n) for n in range(1, len(ranked) + 1)] and len(ranked) >= 2
+    means = [float(m.split()[0]) for m in ranked["mean"]]
+    assert means == sorted(means, reverse=True)
+    assert all(board.ranked_over and set(board.ranked_over) <= set(board.cells[key]) for key in board.ranked)
+    left = frame[frame["rank"] == "–"]
+    assert (left["mean"] == "–").all() and left.index.min() > ranked.index.max()
     assert any(source.startswith("published (Rahmanzadehgervi") for source in frame["source"])
     assert {"baseline/pixels", FOOLED, STEADY} <= set(frame["model"]) and PROBED not in set(frame["model"])
 

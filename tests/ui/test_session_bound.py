@@ -131,6 +131,31 @@ def test_the_window_slides(bounded):
     assert [post(middleware, joined(f"t{n}"))[0] for n in range(3)] == [200, 200, 429]
 
 
+def test_a_page_load_past_the_bound_is_one_plain_page_and_opens_nothing(bounded):
+    middleware = bounded(new_sessions=1)
+    status, headers, _ = post(middleware, b"", path="/", method="GET")
+    assert status == 200  # room left: the page is served (its session is opened by its events)
+    assert post(middleware, joined("s0"))[0] == 200
+    sent: list[dict] = []
+    scope = {"type": "http", "method": "GET", "path": "/", "headers": [], "client": ("203.0.113.7", 50_000),
+             "query_string": b"probe=x"}  # fmt: skip
+
+    async def receive():
+        return {"type": "http.disconnect"}
+
+    async def send(message):
+        sent.append(message)
+
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(asyncio.run, middleware(scope, receive, send)).result()
+    assert sent[0]["status"] == 429 and dict(sent[0]["headers"])[b"content-type"].startswith(b"text/html")
+    page = sent[1]["body"].decode()
+    assert page.count("oo many new sessions from your address (1 in 10 minutes): try again in 10 minutes") == 1
+    assert "<script" not in page
+    assert post(middleware, joined("s0"))[0] == 200  # the session already open goes on
+    assert len(bounded.reached) == 3  # the refused page never reached the app
+
+
 def test_uploads_page_loads_and_local_use_are_not_counted(bounded):
     middleware = bounded(new_sessions=1)
     assert post(middleware, joined("s0"))[0] == 200
@@ -188,8 +213,13 @@ def test_a_page_past_the_bound_says_why_and_a_page_already_open_goes_on(serve, p
     second.goto(url)
     second.get_by_text("Perception playground").wait_for(timeout=WAIT_MS)
     third = browser.new_page()  # a third page load from this address in ten minutes
-    third.goto(url)
-    third.get_by_text("too many new sessions from your address (2 in 10 minutes)").first.wait_for(timeout=WAIT_MS)
+    refused = third.goto(url)
+    # One message, on a plain page, before Gradio's client starts: not one error per load event.
+    assert refused is not None and refused.status == 429 and refused.headers["retry-after"]
+    said = third.get_by_text("too many new sessions from your address (2 in 10 minutes)")
+    said.wait_for(timeout=WAIT_MS)
+    assert said.count() == 1 and third.get_by_text("try again in").count() == 1
+    assert third.locator("gradio-app, .toast-body, [data-testid='toast-body']").count() == 0
     screenshot(third, tmp_path, "past-the-bound")
     # The first page's session is known: its next event reaches the app as before.
     page.get_by_role("tab", name="Probe").click()

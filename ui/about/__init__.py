@@ -78,7 +78,8 @@ def mode_text(bounds: Limits) -> str:
             "in your own session (kept a day after your last visit, across reloads of this page), and a budget of requests on the "
             "Space's keys (below). An answer this Space already has (a demo its operator prepared, or one "
             "another visitor's request bought) costs nothing. Past a budget, paste your own key under "
-            "*API keys*: your own key's requests are never counted."
+            "*API keys* for a provider that has a box there (a server of this Space's own takes no key of yours): "
+            "your own key's requests are never counted."
         )
     else:
         head = "## This playground runs locally\n\nEverything is open to you; the bounds below only guard against mistakes."

@@ -5,6 +5,7 @@ prompt once below it. The page address then replays the probe from the cache."""
 
 from __future__ import annotations
 
+import functools
 import random
 from typing import Any
 
@@ -32,7 +33,7 @@ from ui.probe import export
 from ui.probe import stage as stage_js
 from ui.probe.ask import probe, probe_query, sent_by_condition, status_html
 from ui.probe.export import Probed
-from ui.probe.grid import DEFAULT_CONDITIONS, Cell, grid_html, prompts_html
+from ui.probe.grid import DEFAULT_CONDITIONS, Cell, grid_html, prompts_html, tally_words
 from ui.probe.share import decode, replay
 from ui.sessions import cache_reading
 
@@ -140,12 +141,17 @@ def build_probe() -> dict[str, Any]:
         _still_on_stage, [probed, spec], downloads, api_visibility="private"
     )  # fmt: skip
 
-    def new_item(trigger: Any, handler: Any, inputs: list, outputs: list, **options: Any) -> Any:
+    def new_item(trigger: Any, handler: Any, inputs: list, outputs: list, *, example: bool = False,
+                 **options: Any) -> Any:  # fmt: skip
         """Another item on the stage: the last one's answers go at once (in the browser), a
         probe still answering for it is stopped, and once the new item is drawn the address
-        names it. The handler's own outputs stay as they were (some are API endpoints)."""
+        names it. The handler's own outputs stay as they were (some are API endpoints). Once an
+        item chosen otherwise than from the Examples (`example`) is on stage, the gallery marks
+        the Example it is, or none: never a picture that is not on the stage."""
         trigger(None, None, [status, grid, prompts, query, link], js=stage_js.CLEAR, api_visibility="private")
         event = trigger(handler, inputs, outputs, cancels=[asking], **options)
+        if not example:
+            event.then(_marked_example, spec, gallery, api_visibility="private")
         return event.then(fresh_item, spec, [grid, prompts, query, link, probed, *downloads],
                           api_visibility="private").then(None, query, None, js=stage_js.SET_ADDRESS)  # fmt: skip
 
@@ -160,7 +166,7 @@ def build_probe() -> dict[str, Any]:
     new_item(pick_next.click, lambda b, d, i: load_item(b, d, int(i or 0) + 1), [benchmark, data, index],
              [*stage, index], api_visibility="private")  # fmt: skip
     new_item(use_upload.click, upload_item, [files, question, options, answer], stage, api_name="use_upload")
-    new_item(gallery.select, load_example, None, stage, api_visibility="private")
+    new_item(gallery.select, load_example, None, stage, example=True, api_visibility="private")
 
     loaded = [*stage, *models, conditions, grid, prompts, query, probed]
     on_load = (replay_link, None, loaded)
@@ -181,6 +187,25 @@ def after_load(query: gr.Textbox, link: gr.Textbox, probed: gr.State, spec: gr.S
         )  # fmt: skip
 
     return chain
+
+
+@functools.cache
+def _example_specs() -> tuple[item_choice.ItemSpec | None, ...]:
+    specs: list[item_choice.ItemSpec | None] = []
+    for example in examples.EXAMPLES:
+        try:
+            specs.append(examples.spec_of(example))
+        except Exception:  # noqa: BLE001 - an Example that cannot be drawn here is never on stage
+            specs.append(None)
+    return tuple(specs)
+
+
+def _marked_example(spec: item_choice.ItemSpec | None) -> gr.Gallery:
+    """The gallery marking the Example on stage, or none. A component, not gr.update: Gradio 6
+    sends `gr.update(selected_index=None)` yet the gallery keeps its highlight; the component's
+    own selected_index clears it (its pictures kept)."""
+    index = next((i for i, one in enumerate(_example_specs()) if one is not None and one == spec), None)
+    return gr.Gallery(selected_index=index)
 
 
 def _share_box(query: str | None) -> dict[str, Any]:
@@ -282,7 +307,11 @@ def upload_item(files: list[str] | None, question: str, options: str, answer: st
     thread pool, and what it waits for (checking and decoding each file) happens in a decoding
     worker process within bounds, so other visitors' requests are served meanwhile."""
     try:
-        return _stage(item_choice.upload_spec(files or [], question, options, answer))
+        if not files:  # said first, and with the question if that is missing too
+            asked = bool((question or "").strip())
+            raise UsageError("no image was chosen: choose one or more under Images" + (
+                "" if asked else ", and write a question about them under Question"))  # fmt: skip
+        return _stage(item_choice.upload_spec(files, question, options, answer))
     except Exception as exc:  # noqa: BLE001 - user_message logs what is not the visitor's mistake
         return _unchanged_stage(user_message(exc))
 
@@ -298,15 +327,16 @@ def load_example(event: gr.SelectData) -> list[Any]:
 
 
 def _replayed(cells: dict[tuple[str, str], Cell], too_old: bool = False) -> str:
-    """What a replay found, said as it is: nothing was sent, and what was not in the cache."""
+    """What a replay found, said as it is: nothing was sent, each outcome counted as Ask counts
+    it, and what was not in the cache."""
     missing = sum(1 for cell in cells.values() if cell.state == "missing")
+    counted = tally_words(list(cells.values()))
     if not missing:
-        return "Replayed from the cache: nothing was sent. Press Ask to ask again."
+        return f"Replayed from the cache: nothing was sent · {counted}. Press Ask to ask again."
     if too_old:
         return (f"This link is more than {KEEP_DAYS} days old: the answers kept for it have expired "
                 f"({missing} of {len(cells)} not found). Press Ask to ask again.")  # fmt: skip
-    found = sum(1 for cell in cells.values() if cell.state == "done")
-    return f"Replayed {found} of {len(cells)} answers from the cache (nothing was sent); {missing} not in the cache: press Ask to ask them."
+    return f"Replayed from the cache: nothing was sent · {counted}: press Ask to ask them."
 
 
 def replay_link(request: gr.Request) -> list[Any]:

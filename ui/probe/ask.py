@@ -6,29 +6,33 @@ from __future__ import annotations
 
 import asyncio
 import html
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import gradio as gr
 
+from models.base import Backend
 from models.hf_backend import loading_progress
 from models.types import ImagePart, Output
 from probes.asking.prompting import assemble_prompt
 from probes.core.benchmark import Benchmark
 from probes.core.errors import RunError, UsageError
-from probes.core.types import Item, Origin, Result
+from probes.core.types import Item, Origin, Result, Status
 from probes.demo.conditions import CONDITIONS, probe_config
 from probes.files.images import check_image_file
+from probes.running import answerers
+from probes.running.budget import BudgetExceeded
 from probes.running.deadline import run_within
 from probes.running.limits import current as limits
 from probes.running.link_store import today
 from probes.running.runner import Progress, RunPlan, preflight
 from probes.running.store import Store
+from probes.running.store_chain import failure_key
 from ui import items as item_choice
-from ui.common import backend_for, paid_by_server, session_keys, spender, user_message
+from ui.common import backend_for, model_failure, paid_by_server, session_keys, spender, user_message
 from ui.probe.export import Probed
-from ui.probe.grid import Cell, Sent, grid_html, prompts_html, sent_as
+from ui.probe.grid import Cell, Sent, grid_html, prompts_html, sent_as, tally_words
 from ui.probe.share import encode
 from ui.sessions import Lease, lease_off_loop, link_id, link_store, release_after, room_for, run_store, visitor
 
@@ -75,7 +79,7 @@ async def probe(
             try:
                 backends[model] = backend_for(model, keys)
             except Exception as exc:  # noqa: BLE001 - user_message logs what is not the visitor's mistake
-                refused[model] = user_message(exc)
+                refused[model] = model_failure(model, exc)
         await asyncio.to_thread(room_for, request, len(backends) * len(names))
         lease = await lease_off_loop(request)
         # Drawn at once: the prompts' images become thumbnails and their pixels go.
@@ -111,6 +115,18 @@ async def probe(
     store = run_store(lease, paid, private=not benchmark.cache_images)
     spend = spender(request, keys)
     kept: list[tuple[str, Output]] = []  # replies to keep under the link (not the Space's to share)
+    # Requests a budget refused, by (model, condition): their cells say which budget and what to do.
+    refusals: dict[tuple[str, str], BudgetExceeded] = {}
+
+    def spend_for(name: str) -> Callable[[Backend], None]:
+        def spend_noting(backend: Backend) -> None:
+            try:
+                spend(backend)
+            except BudgetExceeded as exc:
+                refusals[(typed_ids.get(backend.model_id, backend.model_id), name)] = exc
+                raise
+
+        return spend_noting
 
     async def ask_condition(name: str) -> None:
         """Every model under one condition: the API models in one run, so the item's images are
@@ -122,7 +138,7 @@ async def probe(
         # bars); an answer already stored without them is shown as it is, never bought again for them.
         plan_for = lambda chosen: RunPlan(benchmark, [item], [backends[m] for m in chosen], condition.mode,  # noqa: E731
                                           condition.perturbation, probe_config(condition), origin=Origin.PROBE,
-                                          spend=spend, probabilities=True, keep_answers=True)  # fmt: skip
+                                          spend=spend_for(name), probabilities=True, keep_answers=True)  # fmt: skip
         ready = []
         for model in backends:
             try:
@@ -131,7 +147,7 @@ async def probe(
             except RunError as exc:  # this condition does not apply to this item (no examples, no options)
                 await done.put((model, name, Cell("n/a", message=str(exc))))
             except Exception as exc:  # noqa: BLE001 - the model cannot run here: its own cells say why
-                await done.put((model, name, Cell("failed", message=user_message(exc))))
+                await done.put((model, name, Cell("failed", message=model_failure(model, exc))))
         remote = [m for m in ready if m not in local]
         groups = ([remote] if remote else []) + [[m] for m in ready if m in local]
         await asyncio.gather(*(ask_together(group, name, plan_for(group)) for group in groups))
@@ -144,11 +160,14 @@ async def probe(
             model = typed.get(result.model)
             if model is not None and model not in answered:
                 answered.add(model)
-                done.put_nowait((model, name, Cell("done", result)))
+                done.put_nowait((model, name, _cell_of(result, refusals.get((model, name)))))
                 if link and result.cache_key and result.reply is not None and result.model not in paid:
                     # Not in the Space's shared cache (bought with the visitor's own key, or free):
                     # kept for the link, so that it replays for anyone who opens it.
                     kept.append((result.cache_key, Output(result.reply, result.latency or 0.0)))
+                elif link and result.cache_key and _always_fails(result):
+                    # No reply, and none will ever come: its reason, so that the link shows it.
+                    kept.append((failure_key(result.cache_key), Output(result.error or "", 0.0)))
 
         failure = "no reply"
         try:
@@ -161,6 +180,7 @@ async def probe(
                     done.put_nowait((model, name, Cell("failed", message=failure)))
 
     local = [m for m in backends if m.startswith("hf/")]
+    typed_ids = {backends[m].model_id: m for m in backends}
     # Conditions run side by side, unless the item's pictures are large: each condition decodes
     # and transforms them on its own (eight conditions of four 16 MP uploads took 2.75 GB).
     side_by_side = asyncio.Semaphore(max(1, min(len(names), CONDITION_PIXELS // max(1, _pixels(item)))))
@@ -197,10 +217,11 @@ async def probe(
             unkept = 0
             if last and kept:
                 unkept = await asyncio.to_thread(_keep_for_link, link, kept, lease.store, request)
-            status = f"{finished} of {total} answered" + (
-                " · the address now replays this probe" if last and query else ""
-            ) + (f" · {unkept} answer(s) could not be kept for the link: this Space keeps as many as it can"
-                 if unkept else "")  # fmt: skip
+            status = tally_words(list(cells.values()), refusals.values(), done=last)
+            if last and query and any(c.state in ("done", "cannot") for c in cells.values()):
+                status += " · the address now replays this probe"
+            if unkept:
+                status += f" · {unkept} answer(s) could not be kept for the link: this Space keeps as many as it can"
             # The last frame carries everything: an API client reads its answer from it.
             shown_prompts = prompts if last else gr.skip()
             done_grid = (
@@ -212,6 +233,22 @@ async def probe(
         for task in tasks:
             task.cancel()
         release_after(lease, tasks)
+
+
+def _always_fails(result: Result) -> bool:
+    """A failure that every try repeats: an offline baseline that cannot answer this request (it
+    cannot read the picture, or knows no such question), never a budget, a deadline or a server."""
+    return result.status is Status.ERROR and answerers.is_deterministic(result.model)
+
+
+def _cell_of(result: Result, refusal: BudgetExceeded | None) -> Cell:
+    """A result's cell: answered, refused by a budget (with the advice), failing for good (with
+    why), or failed this time."""
+    if result.status is Status.ERROR and refusal is not None:
+        return Cell("refused", result, message=str(refusal))
+    if _always_fails(result):
+        return Cell("cannot", result, message=result.error or "")
+    return Cell("done", result)
 
 
 def _pixels(item: Item) -> int:

@@ -28,16 +28,19 @@ from ui.probe.grid import Cell, Sent, Shown, chances_words, shown_answer, shown_
 
 EXPORTS = Path(tempfile.gettempdir()) / "probe-grid-exports"  # swept hourly (app.py)
 NAME_CHARS = 56  # a file name's stem; with ".png" under 60
-# `probabilities`: the answers' probabilities where the model gave them ("A 62% · B 30%"), in the
-# order shown; `alternatives`: the tokens offered at the answer. Empty where it gave none.
-COLUMNS = ("model", "condition", "answer", "verdict", "latency_s", "probabilities", "alternatives", "reply", "note")
+# `source`: where an answer came from, in the grid's words ("asked now", "answered before, nothing
+# sent"; empty for no answer); `probabilities`: the answers' probabilities where the model gave them
+# ("A 62% · B 30%"), in the order shown; `alternatives`: the tokens offered at the answer. Empty
+# where it gave none.
+COLUMNS = ("model", "condition", "answer", "verdict", "source", "latency_s", "probabilities", "alternatives", "reply",
+           "note")  # fmt: skip
 
 WIDTH = 1600  # px: a 16:9 slide's width at a projector's resolution
 MARGIN = 40
 PICTURE = 520  # the item's picture fits in a square of this side
 THUMB = 110  # each condition's picture as sent, in its column head
 COLOURS = {"right": (220, 252, 231), "wrong": (254, 226, 226), "ungraded": (241, 245, 249)}
-OTHER = (254, 243, 199)  # failed, no reply, does not apply, not in the cache
+OTHER = (254, 243, 199)  # failed, refused, cannot answer, no reply, does not apply, not in the cache
 MARKS = {"right": "✓", "wrong": "✗", "ungraded": "–"}
 
 
@@ -118,6 +121,7 @@ def rows(probed: Probed) -> list[dict[str, str]]:
                 "condition": condition,
                 "answer": shown.answer,
                 "verdict": shown.verdict,
+                "source": shown.source,
                 "latency_s": "" if shown.latency is None else f"{shown.latency:.2f}",
                 "probabilities": chances_words(shown.chances),
                 "alternatives": shown.alternatives,

@@ -19,7 +19,8 @@ from __future__ import annotations
 import base64
 import html
 import io
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from PIL import Image
@@ -27,16 +28,23 @@ from PIL import Image
 from models.types import ImagePart, Message, fit_within
 from probes.core.types import AnswerKind, Item, Result, Status
 from probes.reading.probabilities import answer_forms, answer_key
+from probes.running.budget import BUDGET_WORDS, BudgetExceeded, requests_words
 from ui.page_words import page_words
 
 # Each condition is one change from the item as asked, never a pile of them (probes.demo.conditions).
 DEFAULT_CONDITIONS = ("as asked",)
 THUMBNAIL = 160  # px, the longer side of a prompt's image in the prompt panel
-# Where a cached answer was found beyond the visitor's own store (probes/running/store_chain.py).
-CACHED_FROM = {
-    "demo": " · from the demo's cache",
-    "shared": " · from this Space's cache",
-    "link": " · kept with the link",
+# Where an answer came from, one vocabulary for the cell, a replay, the CSV and the API: asked for
+# this click, or answered before (found in a cache: the visitor's own results, the Space's shared
+# cache, a link's kept answers or the operator's prepared demo), which sent nothing. A visitor
+# sees one thing however it was found; the tooltip says where (probes/running/store_chain.py).
+ASKED_NOW = "asked now"
+ANSWERED_BEFORE = "answered before"  # short enough to share a cell's line with its seconds
+FOUND_IN = {
+    None: "nothing sent: found in your own earlier results",
+    "demo": "nothing sent: found in the answers this Space's maker prepared",
+    "shared": "nothing sent: found in the answers this Space already bought for another visitor",
+    "link": "nothing sent: found in the answers kept with this link",
 }
 
 
@@ -66,7 +74,10 @@ def sent_as(item: Item, messages: tuple[Message, ...]) -> Sent:
 class Cell:
     """One model under one condition: waiting, answered (a result), failed, or not applicable."""
 
-    state: str = "waiting"  # waiting | done | failed | n/a | missing (a replay found no cached answer)
+    # waiting | done | failed | refused (a budget: `message` says which and what to do) | cannot
+    # (an answerer that fails this request every time, with why) | n/a | missing (a replay found
+    # no cached answer)
+    state: str = "waiting"
     result: Result | None = None
     message: str = ""
 
@@ -145,9 +156,9 @@ def alternatives_words(result: Result | None) -> str:
 @dataclass(frozen=True)
 class Shown:
     """A cell as a person reads it, the same on the page and in the downloads: its verdict
-    (right, wrong, ungraded, failed, does not apply, not in the cache, asking, no reply), the
-    answer as shown (an option's label and text), the seconds it took, and a note (why it
-    failed, why it is ungraded)."""
+    (right, wrong, ungraded, failed, refused, cannot answer, does not apply, not in the cache,
+    asking, no reply), the answer as shown (an option's label and text), the seconds it took,
+    where the answer came from, and a note (why it failed, why it is ungraded)."""
 
     verdict: str
     answer: str = ""
@@ -157,14 +168,24 @@ class Shown:
     chances: tuple[Chance, ...] = ()  # the answers' probabilities, where the model gave them
     mass: float | None = None  # the share of probability that fell on the item's answers
     alternatives: str = ""  # the tokens offered at the answer, in words
+    source: str = ""  # an answer's: ASKED_NOW or ANSWERED_BEFORE (empty: no answer)
+    found_in: str = ""  # where an answer given before was found (FOUND_IN), for a tooltip
 
 
-WORDS = {"failed": "failed", "n/a": "does not apply", "missing": "not in the cache", "waiting": "asking"}
+WORDS = {
+    "failed": "failed",
+    "refused": "refused",
+    "cannot": "cannot answer",
+    "n/a": "does not apply",
+    "missing": "not in the cache",
+    "waiting": "asking",
+}
 
 
 def shown_cell(item: Item, cell: Cell) -> Shown:
     """`item`: the item as this cell's condition asked it. Why a cell has no answer is the
-    engine's message (a condition that does not apply, an item it could not build), in the page's words."""
+    engine's message (a condition that does not apply, an item it could not build, a budget used
+    up and what to do), in the page's words."""
     if cell.state != "done":
         return Shown(WORDS.get(cell.state, cell.state), note=page_words(cell.message))
     result = cell.result
@@ -173,12 +194,59 @@ def shown_cell(item: Item, cell: Cell) -> Shown:
         return Shown("no reply", note=page_words(result.error or ""), latency=result.latency)
     verdict = {True: "right", False: "wrong", None: "ungraded"}[result.correct]
     answer = shown_answer(item, result.parsed) if result.status is Status.ANSWERED else result.status.value
+    source = ANSWERED_BEFORE if result.cached else ASKED_NOW
+    found_in = FOUND_IN.get(result.cached_from, FOUND_IN[None]) if result.cached else ""
     return Shown(verdict, answer, result.latency, result.ungraded or "", result.reply or "",
-                 chances(item, result), result.probability_mass, alternatives_words(result))  # fmt: skip
+                 chances(item, result), result.probability_mass, alternatives_words(result), source, found_in)  # fmt: skip
+
+
+# Each outcome of a cell, as the status line counts it (`outcome`).
+ANSWERED, BEFORE, REFUSED, FAILED, CANNOT, NOT_APPLICABLE, MISSING, ASKING = (
+    "answered", "answered before", "refused", "failed", "cannot answer", "does not apply", "not in the cache", "asking",
+)  # fmt: skip
+
+
+def outcome(cell: Cell) -> str:
+    """What became of a cell, one of the outcomes above."""
+    if cell.state == "done":
+        assert cell.result is not None
+        if cell.result.status is Status.ERROR:
+            return FAILED
+        return BEFORE if cell.result.cached else ANSWERED
+    return {"refused": REFUSED, "cannot": CANNOT, "n/a": NOT_APPLICABLE, "missing": MISSING,
+            "waiting": ASKING}.get(cell.state, FAILED)  # fmt: skip
+
+
+def tally_words(cells: Sequence[Cell], refusals: Iterable[BudgetExceeded] = (), done: bool = True) -> str:
+    """The status line: how many cells were answered (asked now, or answered before with nothing
+    sent), then every other outcome counted (refused by a budget, and which; failed; cannot be
+    answered by its model; does not apply; not in the cache). `done` False: answers still coming."""
+    counts = Counter(outcome(cell) for cell in cells)
+    answered = counts[ANSWERED] + counts[BEFORE]
+    head = f"{answered} of {len(cells)} answered" + ("" if done else " so far")
+    if counts[BEFORE]:
+        head += f" ({counts[ANSWERED]} asked now, " if counts[ANSWERED] else " ("
+        head += f"{counts[BEFORE]} answered before, nothing sent)"
+    parts = [head]
+    if counts[REFUSED]:
+        budgets = sorted({f"{BUDGET_WORDS.get(r.which, 'a budget')} of {requests_words(r.limit)}" for r in refusals})
+        why = f": {' and '.join(budgets)} {'is' if len(budgets) == 1 else 'are'} used up" if budgets else ""
+        parts.append(f"{counts[REFUSED]} refused{why} (each refused cell says what you can do)")
+    if counts[FAILED]:
+        parts.append(f"{counts[FAILED]} failed")
+    if counts[CANNOT]:
+        parts.append(f"{counts[CANNOT]} cannot be answered by {'its' if counts[CANNOT] == 1 else 'their'} model")
+    if counts[NOT_APPLICABLE]:
+        parts.append(f"{counts[NOT_APPLICABLE]} {'does' if counts[NOT_APPLICABLE] == 1 else 'do'} not apply")
+    if counts[MISSING]:
+        parts.append(f"{counts[MISSING]} not in the cache")
+    return " · ".join(parts)
 
 
 MARKS = {"right": "✓", "wrong": "✗", "ungraded": "–"}
-CLASSES = {"failed": "failed", "does not apply": "na", "not in the cache": "missing", "no reply": "failed"}
+CLASSES = {"failed": "failed", "refused": "failed refused", "cannot answer": "na cannot", "does not apply": "na",
+           "not in the cache": "missing", "no reply": "failed"}  # fmt: skip
+LABELS = {"failed": "⚠ failed", "no reply": "⚠ no reply", "refused": "⚠ refused"}
 
 
 def _cell_html(item: Item, cell: Cell) -> str:
@@ -187,18 +255,20 @@ def _cell_html(item: Item, cell: Cell) -> str:
     if shown.verdict == "asking":
         return '<td class="cell waiting">asking…</td>'
     if shown.verdict in CLASSES:
-        label = {"failed": "⚠ failed", "no reply": "⚠ no reply"}.get(shown.verdict, shown.verdict)
+        label = LABELS.get(shown.verdict, shown.verdict)
         note = html.escape(shown.note)
-        return f'<td class="cell {CLASSES[shown.verdict]}"><b>{label}</b><small class="reason" title="{note}">{note}</small></td>'
-    result = cell.result
-    assert result is not None
-    latency = "" if shown.latency is None else f"{shown.latency:.2f} s"
-    cached = CACHED_FROM.get(result.cached_from or "", " · cached" if result.cached else "")
+        if shown.verdict == "refused":  # read whole (which budget, when it refills, what to do): never cut
+            reason = f'<small class="advice">{note}</small>'
+        else:
+            reason = f'<small class="reason" title="{note}">{note}</small>'
+        return f'<td class="cell {CLASSES[shown.verdict]}"><b>{label}</b>{reason}</td>'
+    latency = "" if shown.latency is None else f"{shown.latency:.2f} s · "
+    source = f'<span class="source" title="{html.escape(shown.found_in)}">{shown.source}</span>'
     why = f'<small class="why">{html.escape(shown.note)}</small>' if shown.note else ""
     return (
         f'<td class="cell {shown.verdict}"><b>{MARKS[shown.verdict]} {html.escape(shown.answer)}</b>{why}'
         f"{_chances_html(shown)}"
-        f'<small class="seconds">{latency}{cached}</small>'
+        f'<small class="seconds">{latency}{source}</small>'
         f"<details><summary>reply</summary><pre>{html.escape(shown.reply)}</pre>{_alternatives_html(shown)}</details></td>"
     )
 

@@ -4,7 +4,10 @@ cache without sending a single request. Uploads cannot be shared (their files ar
 and temporary); generated stimuli and benchmark items can.
 
 A replay looks each request up exactly as the runner would (same prompt, same settings, same cache
-key) and grades the cached reply with the same path as a run; it writes nothing."""
+key) and grades the cached reply with the same path as a run; it writes nothing. A request that
+fails every time it is asked (an offline baseline that cannot answer the picture) replays with the
+reason its sharer saw, as a store or the link kept it (probes/running/store_chain.py), rather than
+as something to ask again."""
 
 from __future__ import annotations
 
@@ -25,7 +28,7 @@ from probes.reading.grading import grade_reply
 from probes.running import answerers
 from probes.running.limits import current as limits
 from probes.running.runner import cache_key
-from probes.running.store_chain import SERVED_FROM, CacheReader
+from probes.running.store_chain import SERVED_FROM, Asked, CacheReader
 from ui.common import catalogue_ids, endpoints
 from ui.items import ItemSpec, resolve
 from ui.probe.grid import Cell
@@ -123,7 +126,8 @@ def replay(
             key = cache_key(answerer, config, prompt, asked.possible_answers())
             cached = reader.cached(key)
             if cached is None:
-                cells[(model, name)] = Cell("missing", message="press Ask to send it")
+                cells[(model, name)] = _not_cached(reader, key, Asked(asked.benchmark, asked.id, model,
+                                                                      condition.mode.label, condition.perturbation))  # fmt: skip
                 continue
             ref = ItemRef.of(asked, Origin.PROBE)
             result = grade_reply(benchmark, asked, cached.text, model, condition, ref, latency=cached.latency,
@@ -131,3 +135,12 @@ def replay(
             answer_probabilities.attach(result, asked, cached)  # the bars Ask showed
             cells[(model, name)] = Cell("done", result)
     return cells
+
+
+def _not_cached(reader: CacheReader, key: str, asked: Asked) -> Cell:
+    """A request with no reply in reach: one its answerer fails every time shows why (as the
+    sharer saw it); any other is there to be asked."""
+    reason = reader.failure(key, asked) if answerers.is_deterministic(asked.model) else None
+    if reason:
+        return Cell("cannot", message=reason)
+    return Cell("missing", message="press Ask to send it")

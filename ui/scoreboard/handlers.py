@@ -188,7 +188,7 @@ def benchmark_clicked(table: Any, event: gr.SelectData) -> Any:
     columns = list(getattr(table, "columns", []))
     index = event.index[1] if isinstance(event.index, list | tuple) else None
     name = columns[index] if index is not None and 0 <= index < len(columns) else None
-    if not isinstance(name, str) or name in ("model", "mode", "mean", "of", "source"):
+    if not isinstance(name, str) or name in ("model", "mode", "source", "rank", "mean", "of"):
         return gr.skip()
     check([name])
     return gr.update(value=name)
