@@ -71,8 +71,12 @@ async def hall(url: str, students: int, items: int, pid: int) -> dict:
         board: asyncio.Queue = asyncio.Queue()
         streams = [asyncio.create_task(_events(client, url, t, q)) for t, q in zip(tokens, inboxes, strict=True)]
         streams.append(asyncio.create_task(_events(client, url, opened["teacher_token"], board)))
-        while any(q.empty() for q in inboxes) or board.empty():  # every stream open and told the lobby
-            await asyncio.sleep(0.1)
+        waited = time.perf_counter() + 120
+        while (any(q.empty() for q in inboxes) or board.empty()) and time.perf_counter() < waited:
+            await asyncio.sleep(0.1)  # every stream open and told the lobby
+        following = sum(not q.empty() for q in inboxes)
+        if following < len(inboxes):
+            raise RuntimeError(f"only {following} of {len(inboxes)} phones' streams opened within 120 s")
         for q in [*inboxes, board]:
             while not q.empty():
                 q.get_nowait()

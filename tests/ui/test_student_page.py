@@ -112,3 +112,21 @@ def test_the_routes_refuse_what_a_page_must_not_get(serve, classes):
     _, twice = request(url, "/class/api/answer", json.dumps({"token": token, "answer": "No"}).encode())
     assert "already answered" in twice["error"]
     assert request(url, "/class/not%20a%20code")[0] == 404
+
+
+def test_a_hall_behind_one_address_is_not_refused_by_the_apps_bound_on_new_sessions(serve, classes):
+    """The student page's routes open no Gradio session: a class behind one router joins past the
+    app's bound on new sessions per address (here 5), which still guards the app's own page."""
+    url = serve(PROBE_PUBLIC="1", PROBE_NEW_SESSIONS="5")
+    opened = patient_client(url).predict(
+        "blind/touching-circles", "gap=0.2 canvas=384", 1, 0, "", api_name="/class_open"
+    )
+    seats = set()
+    for n in range(20):
+        status, joined = request(
+            url, "/class/api/join", json.dumps({"code": opened["code"], "page": f"{n:032x}"}).encode()
+        )
+        assert status == 200 and "student_token" in joined, joined
+        seats.add(joined["student_token"])
+        assert request(url, f"/class/{opened['code']}")[0] == 200
+    assert len(seats) == 20
