@@ -35,7 +35,7 @@ from bench.abuse_attacks_forms import (
 )
 from bench.abuse_attacks_links import identity_collision, links_server_folder, sessions_during_evaluation
 from bench.abuse_attacks_replies import lying_servers
-from bench.abuse_attacks_round3 import class_hoard, class_publish, export_traps, link_flush
+from bench.abuse_attacks_round3 import class_hoard, class_publish, export_traps, link_flush, student_routes
 from bench.abuse_attacks_sessions import five_evaluations, fresh_sessions, spoofed_addresses, thousand_clicks
 from bench.abuse_attacks_work import (
     exports,
@@ -160,4 +160,6 @@ ATTACKS += [
            shown="links: 200 free presses + 20 own-key probes beside another visitor's link"),
     Attack("export-traps", export_traps, repeat=False, timeout=900,
            shown="generate hf / lmms-eval / png into a dataset folder and 3 planted links (12 runs)"),
+    Attack("student-routes", student_routes, repeat=False, timeout=300,
+           shown="the class's own page's routes: 150 made-up codes, a 100 KB body, a picture ahead, 8 streams a seat"),
 ]  # fmt: skip

@@ -8,6 +8,8 @@ files) would make them, each bounded in count and time, traffic to 127.0.0.1 onl
 - link-flush: another visitor asks with their own key and keeps the link; the attacker presses Ask
   200 times on answers from their own cache, then asks 20 probes of their own with their own key:
   the names the other visitor's link still holds;
+- student-routes: the class page's own routes called with made-up codes, a body past
+  the bound, a picture ahead of the class and more streams on one seat than a phone opens;
 - export-traps: `generate --format hf|lmms-eval|png` into a folder holding someone's dataset and
   links planted to a folder outside: the files lost or changed outside `--out` and inside it.
 """
@@ -175,3 +177,41 @@ def export_traps(ctx: Context) -> Outcome:
                 )
     note = f"{lost} files lost and {changed} changed that generate did not write ({len(refusals)} of 12 refused)"
     return Outcome(refusals[0] if refusals and not lost and not changed else "", note=note)
+
+
+def student_routes(ctx: Context) -> Outcome:
+    """The class's own page's routes (ui/classroom/student_page.py), called with any value by one
+    address: 150 made-up codes, a body past the bound, a picture ahead of the class, more event
+    streams on one seat than a phone opens. What got through, and the first refusal's words."""
+    import httpx  # noqa: PLC0415 - only this attack speaks to the routes directly
+
+    opened = ctx.visitor().predict(*LESSON, api_name="/class_open")
+    url = ctx.url
+    with httpx.Client(timeout=60) as client:
+        seat = client.post(f"{url}/class/api/join", json={"code": opened["code"], "page": secrets.token_hex(16)}).json()
+        token = seat["student_token"]
+        guesses = [
+            client.post(f"{url}/class/api/join", json={"code": secrets.token_hex(4).upper()}) for _ in range(150)
+        ]
+        throttled = [r for r in guesses if "too many wrong" in r.text]
+        big = client.post(f"{url}/class/api/answer", content=b'{"token": "' + b"x" * 100_000 + b'"}')
+        ahead = client.get(f"{url}/class/api/picture", params={"token": token, "index": 2})
+        streams, refused_streams = [], 0
+        try:
+            for _ in range(8):
+                response = client.send(client.build_request("GET", f"{url}/class/api/events",
+                                                            params={"token": token}), stream=True)  # fmt: skip
+                if response.status_code == 200:
+                    streams.append(response)
+                else:
+                    refused_streams += 1
+                    response.close()
+        finally:
+            for response in streams:
+                response.close()
+    post(url, "class_close", [opened["teacher_token"]])
+    first = next((r.json()["error"] for r in [*throttled, *guesses] if "error" in r.json()), "")
+    note = (f"{len(throttled)} of 150 made-up codes throttled ({150 - len(throttled)} answered 'no such class'); "
+            f"a 100 KB body: {big.status_code}; a picture ahead of the class: {ahead.status_code}; "
+            f"{len(streams)} of 8 streams on one seat opened, {refused_streams} refused")  # fmt: skip
+    return Outcome(first, note=note)
