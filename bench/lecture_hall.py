@@ -21,7 +21,6 @@ Run from the repository root:  python -m bench.classroom --hall [--students 300]
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import secrets
 import statistics
@@ -33,6 +32,7 @@ import httpx
 from gradio_client import Client
 
 from bench.abuse import Sampler, percentile
+from bench.plain_http import Connection
 from tests.ui.attacker import AppProcess
 
 SCHOOL = "198.51.100.20"  # every phone's address, as the school's router shows it to the Space's proxy
@@ -44,33 +44,40 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-async def _events(client: httpx.AsyncClient, url: str, token: str, inbox: asyncio.Queue) -> None:
+async def _events(phone: Connection, token: str, inbox: asyncio.Queue) -> None:
     """Follow one stream, putting (arrival time, event) on `inbox` until cancelled."""
-    async with client.stream("GET", f"{url}/class/api/events", params={"token": token}) as response:
-        async for line in response.aiter_lines():
-            if line.startswith("data: "):
-                await inbox.put((time.perf_counter(), json.loads(line[6:])))
+    try:
+        async for event in phone.events("/class/api/events", {"token": token}):
+            await inbox.put((time.perf_counter(), event))
+    finally:
+        phone.close()
 
 
 async def hall(url: str, students: int, items: int, pid: int) -> dict:
     headers = {"X-Forwarded-For": SCHOOL}
-    limits = httpx.Limits(max_connections=students + 50, max_keepalive_connections=students + 50)
-    async with httpx.AsyncClient(headers=headers, limits=limits, timeout=120) as client:
+    phones = [Connection(url, headers) for _ in range(students)]  # each phone's requests
+    async with httpx.AsyncClient(headers=headers, timeout=120) as client:  # the teacher's few calls
         teacher = await asyncio.to_thread(Client, url, verbose=False)
         opened = await asyncio.to_thread(teacher.predict, *LESSON, items, 0, "", api_name="/class_open")
         pages = [secrets.token_hex(16) for _ in range(students)]
 
-        async def join(page: str) -> dict:
-            reply = await client.post(f"{url}/class/api/join", json={"code": opened["code"], "name": "", "page": page})
-            return reply.json()
+        async def join(phone: Connection, page: str) -> dict:
+            return (await phone.post_json("/class/api/join", {"code": opened["code"], "name": "", "page": page}))[1]
 
-        joined = await asyncio.gather(*(join(page) for page in pages))
-        tokens = [reply["student_token"] for reply in joined if "student_token" in reply]
+        joined = await asyncio.gather(*(join(phone, page) for phone, page in zip(phones, pages, strict=True)))
+        seated = [
+            (phone, reply["student_token"])
+            for phone, reply in zip(phones, joined, strict=True)
+            if "student_token" in reply
+        ]
+        tokens = [token for _, token in seated]
         refused = [reply.get("error") for reply in joined if "student_token" not in reply]
         inboxes = [asyncio.Queue() for _ in tokens]
         board: asyncio.Queue = asyncio.Queue()
-        streams = [asyncio.create_task(_events(client, url, t, q)) for t, q in zip(tokens, inboxes, strict=True)]
-        streams.append(asyncio.create_task(_events(client, url, opened["teacher_token"], board)))
+        streams = [
+            asyncio.create_task(_events(Connection(url, headers), t, q)) for t, q in zip(tokens, inboxes, strict=True)
+        ]
+        streams.append(asyncio.create_task(_events(Connection(url, headers), opened["teacher_token"], board)))
         waited = time.perf_counter() + 120
         while (any(q.empty() for q in inboxes) or board.empty()) and time.perf_counter() < waited:
             await asyncio.sleep(0.1)  # every stream open and told the lobby
@@ -85,23 +92,27 @@ async def hall(url: str, students: int, items: int, pid: int) -> dict:
         await asyncio.sleep(20)
         idle_cores = (_cpu_seconds(pid) - cpu) / (time.perf_counter() - started)
 
-        answers, delays, tallied, received = [], [], [], 0
+        answers, delays, tallied, received, cpu = [], [], [], 0, []
         for index in range(items):
             sent: list[tuple[float, float]] = []  # (tap sent, reply back)
 
-            async def student(token: str, inbox: asyncio.Queue, index: int = index, sent: list = sent) -> None:
+            async def student(
+                phone: Connection, token: str, inbox: asyncio.Queue, index: int = index, sent: list = sent
+            ) -> None:
                 while True:
                     _, view = await inbox.get()
                     if view.get("index") == index and view.get("state") == "answering":
                         break
                 tap = time.perf_counter()
-                reply = (await client.post(f"{url}/class/api/answer", json={"token": token, "answer": "a"})).json()
+                _, reply = await phone.post_json("/class/api/answer", {"token": token, "answer": "a"})
                 if reply.get("received"):
                     sent.append((tap, time.perf_counter()))
 
-            answering = [asyncio.create_task(student(t, q)) for t, q in zip(tokens, inboxes, strict=True)]
+            answering = [asyncio.create_task(student(p, t, q)) for (p, t), q in zip(seated, inboxes, strict=True)]
+            app_cpu, own_cpu = _cpu_seconds(pid), time.process_time()
             await client.post(f"{url}/gradio_api/run/class_next", json={"data": [opened["teacher_token"]]})
             await asyncio.gather(*answering)
+            cpu.append((_cpu_seconds(pid) - app_cpu, time.process_time() - own_cpu))
             counts: list[tuple[float, int]] = []
             deadline = time.perf_counter() + 30
             while time.perf_counter() < deadline and (not counts or counts[-1][1] < len(sent)):
@@ -122,8 +133,10 @@ async def hall(url: str, students: int, items: int, pid: int) -> dict:
         for task in streams:
             task.cancel()
         await asyncio.gather(*streams, return_exceptions=True)
+        for phone in phones:
+            phone.close()
     return {"joined": len(tokens), "refused": refused, "idle_cores": idle_cores, "answers": answers,
-            "delays": delays, "tallied": tallied, "received": received}  # fmt: skip
+            "delays": delays, "tallied": tallied, "received": received, "cpu": cpu}  # fmt: skip
 
 
 def run(students: int, items: int) -> None:
@@ -154,5 +167,9 @@ def run(students: int, items: int) -> None:
     print(
         f"- tap to the presenter's count: p50 {statistics.median(found['delays']) * 1000:.0f} ms, "
         f"p95 {ms(found['delays'], 0.95)}, max {max(found['delays']) * 1000:.0f} ms"
+    )
+    print(
+        "- CPU from Next to the last answer back, per item (app / the bench's phones): "
+        + ", ".join(f"{app:.2f} s / {own:.2f} s" for app, own in found["cpu"])
     )
     print(f"- app peak RSS {peak / 2**20:.0f} MB")
