@@ -20,6 +20,7 @@ from probes.running.settings import check as check_settings
 from ui.about import build_about
 from ui.about.my_results import FOLDER as MY_RESULTS
 from ui.body_bound import BodyBound
+from ui.class_api_rate import ClassApiRate
 from ui.classroom import browser_tokens, build_class, student_page
 from ui.cleanup import start_sweeper
 from ui.common import IMAGE_FILES
@@ -111,11 +112,12 @@ def launch_options() -> dict:
     before any of our code reads them (probes/files/images.py applies the same limit to files it
     is given), and any other request's body past ui/body_bound.py's bound before it is parsed.
     Gradio keeps at most `max_sessions` sessions' state, and in public mode one address opens at
-    most `new_sessions` of them in ten minutes (ui/session_bound.py, after the body's bound).
+    most `new_sessions` of them in ten minutes (ui/session_bound.py, after the body's bound); one
+    address calls the class's named endpoints at most `class_api_rate` times a second (ui/class_api_rate.py).
     The student page of a class (`/class/CODE` and its JSON routes, ui/classroom/student_page.py)
     is served beside Gradio's routes. A new dict each time: Gradio's launch writes into app_kwargs."""
     return {"css": CSS, "head": PRESENTER_HEAD + PROJECTOR_HEAD, "max_file_size": "50mb", "state_session_capacity": limits().max_sessions,
-            "app_kwargs": {"middleware": [Middleware(BodyBound), Middleware(SessionBound)],
+            "app_kwargs": {"middleware": [Middleware(BodyBound), Middleware(ClassApiRate), Middleware(SessionBound)],
                            "routes": student_page.routes()}}  # fmt: skip
 
 

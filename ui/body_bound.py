@@ -64,6 +64,24 @@ class BodyBound:
         await send({"type": "http.response.body", "body": body})
 
 
+async def read_body(receive: Receive) -> tuple[list[Message], bytes | None]:
+    """The request's messages as received (to hand on to the app), and its body (None past
+    MAX_BODY_BYTES: not read as one). For the middlewares after this one, which read a body
+    whose size this one has bounded."""
+    messages: list[Message] = []
+    body = bytearray()
+    while True:
+        message = await receive()
+        messages.append(message)
+        if message["type"] != "http.request":
+            return messages, None
+        body += message.get("body", b"")
+        if len(body) > MAX_BODY_BYTES:
+            return messages, None
+        if not message.get("more_body", False):
+            return messages, bytes(body)
+
+
 def header(scope: Scope, name: bytes) -> str:
     """A request header's value (the first, as sent), or "" without one."""
     for key, value in scope.get("headers", []):

@@ -30,7 +30,7 @@ from typing import Any
 
 from probes.running.limits import NEW_SESSION_WINDOW, client_address
 from probes.running.limits import current as limits
-from ui.body_bound import MAX_BODY_BYTES, UPLOADS, header
+from ui.body_bound import UPLOADS, header, read_body
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -109,7 +109,7 @@ class SessionBound:
         ):
             await self.app(scope, receive, send)
             return
-        messages, body = await _read(receive)
+        messages, body = await read_body(receive)
         address = client_address(header(scope, b"x-forwarded-for"), _peer(scope), bounds.trusted_proxies)[:64]
         wait = self.sessions.admit(address, _session_of(body), bounds.new_sessions, NEW_SESSION_WINDOW)
         if wait is not None:
@@ -120,22 +120,6 @@ class SessionBound:
             return messages.pop(0) if messages else await receive()
 
         await self.app(scope, replayed, send)
-
-
-async def _read(receive: Receive) -> tuple[list[Message], bytes | None]:
-    """The request's messages as received, and its body (None past MAX_BODY_BYTES: not read as one)."""
-    messages: list[Message] = []
-    body = bytearray()
-    while True:
-        message = await receive()
-        messages.append(message)
-        if message["type"] != "http.request":
-            return messages, None
-        body += message.get("body", b"")
-        if len(body) > MAX_BODY_BYTES:
-            return messages, None
-        if not message.get("more_body", False):
-            return messages, bytes(body)
 
 
 def _session_of(body: bytes | None) -> str | None:

@@ -19,6 +19,11 @@ and 40 ms of CPU for each new one): `PROBE_MAX_SESSIONS` at most kept (the least
 forgotten first; 500 on a public Space, Gradio's 10,000 locally) and `PROBE_NEW_SESSIONS` new ones
 per client address in ten minutes (240 on a public Space, unbounded locally): a script making up
 session ids can neither fill the memory nor push the Space's visitors out quickly.
+
+The class's named endpoints (`/gradio_api/run/class_*` and the like, for notebooks and scripts):
+`PROBE_CLASS_API_RATE` calls a second from one address (5 on a public Space, unbounded locally),
+each through Gradio's whole pipeline (~20 ms of CPU); phones use the class's own page, which this
+does not count (ui/class_api_rate.py).
 """
 
 from __future__ import annotations
@@ -50,6 +55,11 @@ MAX_PROXIES = 16
 # a few times, fits; a script needs 20 minutes to push a visitor out of the 500, idle meanwhile.
 PUBLIC_SESSIONS, PUBLIC_NEW_SESSIONS = 500, 240
 GRADIO_SESSIONS = 10_000  # Gradio's own default capacity
+# Calls a second one address may make to the class's named endpoints on a public Space: a notebook
+# running a class makes one or two; a script of 120 made-up students made dozens, each ~20 ms of the
+# app's CPU, and slowed another visitor to 4-5x idle; held to 10 a second, 2.4-3.5x; to 5, 2.1-2.5x
+# (BENCHMARKS "Third attack round").
+PUBLIC_CLASS_API_RATE = 5
 NEW_SESSION_WINDOW = 600.0  # seconds in which an address's new sessions are counted
 
 
@@ -78,6 +88,7 @@ class Limits:
     # A class's answers may join the pooled people rows on a public Space (each student then counted
     # as a Human-tab visitor is); off, they stay in the teacher's own results. PROBE_CLASS_PUBLISH.
     class_publish: bool = True
+    class_api_rate: int | None = None  # calls a second one address may make to the class's named endpoints
 
     @classmethod
     def from_environment(cls, environ: dict[str, str] | None = None) -> Limits:
@@ -115,6 +126,8 @@ class Limits:
             new_sessions=_whole(env, "PROBE_NEW_SESSIONS", default=PUBLIC_NEW_SESSIONS if public else None,
                                 what="sessions", low=1, example=PUBLIC_NEW_SESSIONS),
             class_publish=_flag(env, "PROBE_CLASS_PUBLISH", default=not public, meaning="classes publish to the people rows"),
+            class_api_rate=_whole(env, "PROBE_CLASS_API_RATE", default=PUBLIC_CLASS_API_RATE if public else None,
+                                  what="calls a second", low=1, example=PUBLIC_CLASS_API_RATE),
         )  # fmt: skip
 
     # --- checks: each raises a clear LimitExceeded before any work is done -------------------

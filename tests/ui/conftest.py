@@ -78,7 +78,7 @@ def serve(tmp_path, monkeypatch):
             monkeypatch.setenv(name, value)
         monkeypatch.setenv("PROBE_HOME", str(tmp_path / "home"))
         for name in ("SPACE_ID", "PROBE_PUBLIC", "PROBE_SESSION_BUDGET", "PROBE_CLIENT_BUDGET", "PROBE_GLOBAL_BUDGET",
-                     "PROBE_MAX_SESSIONS", "PROBE_NEW_SESSIONS", "PROBE_CLASS_PUBLISH"):  # fmt: skip
+                     "PROBE_MAX_SESSIONS", "PROBE_NEW_SESSIONS", "PROBE_CLASS_PUBLISH", "PROBE_CLASS_API_RATE"):  # fmt: skip
             if name not in env:
                 monkeypatch.delenv(name, raising=False)
         reset_caches()

@@ -24,7 +24,9 @@ LESSON = ("blind/touching-circles", "gap=-0.1,0.2 canvas=384 prompt=touching", 3
 @pytest.fixture
 def public(serve, monkeypatch, tmp_path):
     """A public app of this test's own (the class registry, the people allowances) behind one
-    trusted proxy, so each request names its address in X-Forwarded-For as a Space's would."""
+    trusted proxy, so each request names its address in X-Forwarded-For as a Space's would. These
+    attacks are on the class itself: the rate on its endpoints (tests/ui/test_class_api_rate.py)
+    is lifted so a thousand calls take seconds, not minutes."""
 
     def start(**env: str) -> str:
         monkeypatch.setattr(lessons, "CLASSES", Classes())
@@ -32,7 +34,7 @@ def public(serve, monkeypatch, tmp_path):
         monkeypatch.setattr(sessions, "ANSWERED", sessions.AnsweredOnce())
         monkeypatch.setattr(sessions, "SESSIONS", sessions.SessionStores(tmp_path / "sessions"))
         monkeypatch.delenv("PROBE_CLASS_PUBLISH", raising=False)
-        return serve(PROBE_PUBLIC="1", PROBE_TRUSTED_PROXIES="1", **env)
+        return serve(PROBE_PUBLIC="1", PROBE_TRUSTED_PROXIES="1", PROBE_CLASS_API_RATE="100000", **env)
 
     yield start
     reset_caches()

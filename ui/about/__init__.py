@@ -103,6 +103,8 @@ def mode_text(bounds: Limits) -> str:
         ("Sessions (pages and API clients) kept at once", f"{bounds.max_sessions:,}, the least recently used "
          "forgotten first" + (f"; {bounds.new_sessions:,} new ones per address in {NEW_SESSION_WINDOW / 60:g} minutes"
                               if bounds.new_sessions is not None else "")),
+        ("Calls to the class's named endpoints (scripts)", f"{bounds.class_api_rate:,} a second per address; "
+         "phones answer on the class's own page, not counted" if bounds.class_api_rate is not None else "no bound"),
     ]  # fmt: skip
     table = "\n".join(["| bound | here |", "| --- | --- |", *(f"| {name} | {value} |" for name, value in rows)])
     return f"{head}\n\n{table}\n"
