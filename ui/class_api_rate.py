@@ -3,13 +3,15 @@ them, in public mode: straight to `/gradio_api/run/class_*` (or `/api/`, `/call/
 by number (`fn_index` in the body of any of those routes or of `/gradio_api/queue/join`, as
 `gradio_client` calls, which Gradio takes over the name in the address).
 
-Each of those calls goes through Gradio's whole pipeline (about 20 ms of the app's CPU; 25 ms
-more when it names a session never seen), so one script playing 120 students at 55 calls a second
-kept the app's cores busy and another visitor waited 4-5x idle (BENCHMARKS "Third attack round").
+Each of those calls goes through Gradio's whole pipeline (about 5 ms of the app's CPU; 70 ms when
+it names a session Gradio does not hold, whose state is built first), so one script playing 120
+students as fast as its replies came kept the app's cores busy and another visitor waited 4-5x
+idle (BENCHMARKS "Third attack round").
 A notebook running a class makes a call or two a second; phones use the class's own page and its
 light routes (`/class/...`, ui/classroom/student_page.py), which this does not count.
 
-`Limits.class_api_rate` calls a second per address (PROBE_CLASS_API_RATE), as a generic cell rate:
+`Limits.class_api_rate` calls a second per address (PROBE_CLASS_API_RATE; a call that opens a
+session counts NEW_SESSION_COST times), as a generic cell rate:
 BURST_SECONDS of calls may go at once, the next ones are held (asleep, costing nothing) until their
 turn, up to MAX_WAIT seconds; a call whose turn is further off is refused with 429 and when to
 come back, before Gradio reads it.
@@ -41,6 +43,10 @@ CLASS = "class_"  # the class's endpoints' names begin so
 BURST_SECONDS = 3.0  # a rate's worth of calls for this long may go at once (a script's start)
 MAX_WAIT = 2.0  # seconds a call is held for its turn before it is refused instead
 MAX_ADDRESSES = 10_000  # addresses remembered (the least recent forgotten first)
+# A call naming a session Gradio does not hold has that session's state built first: 67-74 ms of
+# the app's CPU, against 5 ms for a call of a session it holds (measured on class_join and
+# class_item, 60 calls each); such a call takes this many calls' turns.
+NEW_SESSION_COST = 5
 
 
 class CallRate:
@@ -51,9 +57,10 @@ class CallRate:
         self._clock = clock
         self._lock = threading.Lock()
 
-    def take(self, address: str, rate: float) -> tuple[bool, float]:
+    def take(self, address: str, rate: float, cost: float = 1.0) -> tuple[bool, float]:
         """(True, seconds to hold the call first) when `address` may make a call at `rate` a
-        second; (False, seconds until it may) when its turn is more than MAX_WAIT away."""
+        second, the call taking `cost` calls' turns; (False, seconds until it may) when its turn
+        is more than MAX_WAIT away."""
         now = self._clock()
         with self._lock:
             due = max(self._due.pop(address, now), now)
@@ -61,7 +68,7 @@ class CallRate:
             if wait > MAX_WAIT + 1e-6:  # (the due times add up in floats)
                 self._due[address] = due
                 return False, wait - MAX_WAIT
-            self._due[address] = due + 1.0 / rate
+            self._due[address] = due + cost / rate
             while len(self._due) > MAX_ADDRESSES:
                 self._due.popitem(last=False)
             return True, max(0.0, wait) if wait > 1e-6 else 0.0
@@ -79,11 +86,13 @@ class ClassApiRate:
             await self.app(scope, receive, send)
             return
         messages, body = await read_body(receive)
-        if _endpoint(scope, call.group("name"), body).startswith(CLASS):
+        endpoint, new_session = _call(scope, call.group("name"), body)
+        if endpoint.startswith(CLASS):
             client = scope.get("client")
             peer = str(client[0]) if client else "unknown"
             address = client_address(header(scope, b"x-forwarded-for"), peer, bounds.trusted_proxies)[:64]
-            admitted, seconds = self.rate.take(address, bounds.class_api_rate)
+            cost = NEW_SESSION_COST if new_session else 1
+            admitted, seconds = self.rate.take(address, bounds.class_api_rate, cost)
             if not admitted:
                 await _refuse(send, bounds.class_api_rate, seconds)
                 return
@@ -96,22 +105,28 @@ class ClassApiRate:
         await self.app(scope, replayed, send)
 
 
-def _endpoint(scope: Scope, named: str | None, body: bytes | None) -> str:
-    """The name of the endpoint a call reaches: the one its body's `fn_index` numbers (Gradio
-    takes that first), else the one its address names ("" for neither)."""
-    number = None
+def _call(scope: Scope, named: str | None, body: bytes | None) -> tuple[str, bool]:
+    """(the name of the endpoint a call reaches, whether it names a session Gradio does not hold).
+    The endpoint: the one its body's `fn_index` numbers (Gradio takes that first), else the one
+    its address names ("" for neither). A body naming no session is a new one (Gradio makes one)."""
+    found: Any = None
     if body and body.lstrip().startswith(b"{"):
         try:
-            number = json.loads(body).get("fn_index")
-        except (ValueError, UnicodeDecodeError, AttributeError):
-            number = None
+            found = json.loads(body)
+        except (ValueError, UnicodeDecodeError):
+            found = None
+    fields = found if isinstance(found, dict) else {}
+    app = scope.get("app")
+    blocks = app.get_blocks() if app is not None and hasattr(app, "get_blocks") else None
+    session = fields.get("session_hash")
+    holder = getattr(blocks, "state_holder", None)
+    new_session = not (isinstance(session, str) and session and holder is not None and session in holder)
+    number = fields.get("fn_index")
     if isinstance(number, int) and not isinstance(number, bool):
-        app = scope.get("app")
-        blocks = app.get_blocks() if app is not None and hasattr(app, "get_blocks") else None
         function = blocks.fns.get(number) if blocks is not None else None
-        found = getattr(function, "api_name", None)
-        return found if isinstance(found, str) else ""
-    return named or ""
+        name = getattr(function, "api_name", None)
+        return (name if isinstance(name, str) else ""), new_session
+    return named or "", new_session
 
 
 def refusal(rate: int, wait: float) -> str:

@@ -22,8 +22,8 @@ session ids can neither fill the memory nor push the Space's visitors out quickl
 
 The class's named endpoints (`/gradio_api/run/class_*` and the like, for notebooks and scripts):
 `PROBE_CLASS_API_RATE` calls a second from one address (5 on a public Space, unbounded locally),
-each through Gradio's whole pipeline (~20 ms of CPU); phones use the class's own page, which this
-does not count (ui/class_api_rate.py).
+each through Gradio's whole pipeline (5 ms of CPU; 70 ms for one that opens a session, which
+counts as 5); phones use the class's own page, which this does not count (ui/class_api_rate.py).
 """
 
 from __future__ import annotations
@@ -56,9 +56,9 @@ MAX_PROXIES = 16
 PUBLIC_SESSIONS, PUBLIC_NEW_SESSIONS = 500, 240
 GRADIO_SESSIONS = 10_000  # Gradio's own default capacity
 # Calls a second one address may make to the class's named endpoints on a public Space: a notebook
-# running a class makes one or two; a script of 120 made-up students made dozens, each ~20 ms of the
-# app's CPU, and slowed another visitor to 4-5x idle; held to 10 a second, 2.4-3.5x; to 5, 2.1-2.5x
-# (BENCHMARKS "Third attack round").
+# running a class makes one or two; a script of 120 made-up students made dozens, each 5-70 ms of
+# the app's CPU, and slowed another visitor to 4-5x idle; held to 10 a second, 2.4-3.5x; to 5,
+# 2.1-3.0x (BENCHMARKS "Third attack round"), and a call opening a session counts as 5 since.
 PUBLIC_CLASS_API_RATE = 5
 NEW_SESSION_WINDOW = 600.0  # seconds in which an address's new sessions are counted
 

@@ -14,7 +14,7 @@ import pytest
 from probes.classroom import Classes
 from probes.running.limits import Limits
 from tests.ui.conftest import reset_caches
-from ui.class_api_rate import BURST_SECONDS, MAX_WAIT, CallRate
+from ui.class_api_rate import BURST_SECONDS, MAX_WAIT, NEW_SESSION_COST, CallRate
 from ui.classroom import lessons
 
 
@@ -51,6 +51,19 @@ def test_a_script_that_waits_for_each_reply_is_slowed_never_refused():
         admitted, seconds = rate.take("a", 10)
         assert admitted
         clock.now += seconds + 0.001  # held, then the call itself
+
+
+def test_a_call_that_opens_a_session_takes_the_turns_of_several():
+    clock = Clock()
+    rate = CallRate(clock)
+    opened = 0
+    while rate.take("a", 10, cost=NEW_SESSION_COST) == (True, 0.0):
+        opened += 1
+    plain = CallRate(clock)
+    cheap = 0
+    while plain.take("a", 10) == (True, 0.0):
+        cheap += 1
+    assert cheap == int(BURST_SECONDS * 10) + 1 and opened == int(BURST_SECONDS * 10 / NEW_SESSION_COST) + 1
 
 
 def test_the_rate_is_read_like_the_other_bounds():
@@ -97,7 +110,8 @@ def test_a_burst_from_one_address_is_refused_past_its_turn_and_others_are_served
         refused = [reply for reply in replies if reply.status_code == 429]
         served = [reply for reply in replies if reply.status_code == 200]
         assert len(refused) + len(served) == 40
-        # At one a second, 4 go at once and 2 more within 2 s; 40 sent together cannot all pass.
+        # At one a second, each opening a session (5 turns): 1 goes at once and 1 more within 2 s;
+        # 40 sent together cannot all pass.
         assert len(refused) >= 20
         for reply in refused:
             said = reply.json()["error"]
