@@ -1,8 +1,10 @@
 """Calibration as sums that add up, per cell (benchmark, model, mode, perturbation, origin, group
 value), as the store's counts are kept (probes/running/cells.py): a view's row is the sum of its
-cells, so the Scoreboard reads the results that carry probabilities once per benchmark and then
-answers every filter, breakdown and origin choice by adding a few hundred cells, never by reading
-results again.
+cells, so `report` and the Scoreboard read the sums the store keeps per cell and bin
+(probes/running/calibration_kept.py, from each result's `item_numbers` as it is written) and
+answer every filter, breakdown and origin choice by adding a few hundred cells, never reading
+results. `cell_sums` sums them from the results themselves, for a store whose kept sums cannot be
+trusted (an older one opened read-only).
 
 Every figure of probes/analysis/calibration.py is a sum over items divided by their count:
 mean_p_right (the right answer's probability), brier (per item, the squared distances over its
@@ -118,6 +120,42 @@ class _Keys(dict):
         value = json.loads(text) if text else None
         self[text] = found = None if value is None else answer_key(value)
         return found
+
+
+Numbers = tuple[int, float, float, float, int]  # bin, p(right), Brier, chosen answer's p, right (1 or 0)
+
+
+def item_numbers(target: str | None, parsed: str | None, status: str, probabilities: str | None) -> Numbers | None:
+    """What one stored result adds to its cell's sums (the columns `Store` keeps beside it, see
+    probes/running/calibration_kept.py), from its stored JSON as `cell_sums` reads it; None for
+    a result that makes no calibration item (no probabilities, no right answer among them).
+    Whether it counts at all (a graded reply) is the store's to say, as `probability_rows` says."""
+    if probabilities is None:
+        return None
+    p = answers_p(probabilities)
+    wanted = _key_of(target)
+    if wanted is None or wanted not in p:  # as calibration.scored: no right answer among them
+        return None
+    chosen = _key_of(parsed) if status == "answered" else None
+    pick = chosen if chosen in p else max(p, key=p.__getitem__)
+    sure = p[pick]
+    brier = sum((value - (answer == wanted)) ** 2 for answer, value in p.items())
+    return min(BINS - 1, int(sure * BINS)), p[wanted], brier, sure, int(chosen is not None and chosen == wanted)
+
+
+def _key_of(text: str | None) -> str | None:
+    value = json.loads(text) if text else None
+    return None if value is None else answer_key(value)
+
+
+def from_bins(rows: Iterable[tuple]) -> Sums:
+    """Sums of kept rows (bin, n, right, p_right high, low, brier high, low, confidence high, low)."""
+    sums = Sums()
+    for index, n, right, p_high, p_low, b_high, b_low, c_high, c_low in rows:
+        sums.add(Sums(n, (p_high, p_low), (b_high, b_low), [n if i == index else 0 for i in range(BINS)],
+                      [(c_high, c_low) if i == index else (0.0, 0.0) for i in range(BINS)],
+                      [right if i == index else 0 for i in range(BINS)]))  # fmt: skip
+    return sums
 
 
 WIDTH = 3 + 3 * BINS  # a cell's sums as one row of numbers: n, p_right, brier, then per bin n, confidence, right

@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from probes.analysis import calibration, consistency, paired, polarity, psychometric
+from probes.analysis import calibration_cells, consistency, paired, polarity, psychometric
 from probes.analysis.fits import fit_table
 from probes.analysis.report import cell_report_rows, to_csv, to_json
 from probes.analysis.scoring import Row
@@ -67,8 +67,8 @@ def cmd_report(args: argparse.Namespace) -> int:
             where = Where(args.benchmark, *chosen)
             cells = store.cells(where, groups=None)
             _check_groups({grp.partition("=")[0] for *_, grp in cells if grp}, args.by, bool(cells))
-            # Calibration reads only the results that carry probabilities, by one query.
-            calibrations = calibration.calibration_by_row(store.probability_rows(where), args.by)
+            # Calibration from the sums the store keeps per cell, never decoding a result either.
+            calibrations = calibration_cells.calibrations(store.calibration_sums(where, groups=args.by))
             return _print_rows(cell_report_rows(cells, args.by, [args.benchmark] if args.benchmark else [],
                                                 references=args.references), args.format, calibrations)  # fmt: skip
         # The other views pair, fit or count single results: only those of the filters are read.

@@ -29,7 +29,7 @@ from pathlib import Path
 from models.types import Output, Usage
 from probes.core.errors import InputRejected
 from probes.core.types import Result, Status
-from probes.running import cells
+from probes.running import calibration_kept, cells
 from probes.running.store_access import (
     DISK_FULL,
     StoreReadOnly,
@@ -40,7 +40,7 @@ from probes.running.store_access import (
     unwritable,
 )
 from probes.running.store_bulk import StoreBulk
-from probes.running.store_reads import RESULT_COLUMNS, RESULT_KEY, SCHEMA_VERSION, StoreReads
+from probes.running.store_reads import RESULT_COLUMNS, RESULT_KEY, SCHEMA_VERSION, WRITE_COLUMNS, StoreReads
 
 # Before version 4 a transformed picture was graded against the upright picture's answer. The
 # benchmarks whose truth the transform cannot change kept right grades; every other result under
@@ -59,9 +59,9 @@ REGRADE = "graded before its truth followed the picture sent: run (or import) it
 # is left out of the SET: assigning it, even to itself, rewrites the indexes that hold it.
 _KEY = RESULT_KEY
 _INSERT_RESULT = (
-    f"INSERT INTO results ({', '.join(RESULT_COLUMNS)}) VALUES ({', '.join('?' * len(RESULT_COLUMNS))})"
+    f"INSERT INTO results ({', '.join(WRITE_COLUMNS)}) VALUES ({', '.join('?' * len(WRITE_COLUMNS))})"
     f" ON CONFLICT ({', '.join(_KEY)}) DO UPDATE SET "
-    + ", ".join(f"{column} = excluded.{column}" for column in RESULT_COLUMNS if column not in _KEY)
+    + ", ".join(f"{column} = excluded.{column}" for column in WRITE_COLUMNS if column not in _KEY)
 )
 # An error (no reply at all) never replaces a reply: it only fills an empty cell or an earlier error.
 _INSERT_ERROR = _INSERT_RESULT + " WHERE results.status = 'error'"
@@ -292,8 +292,10 @@ class Store(StoreReads, StoreBulk):
                 )
                 if not marked or marked[0] != str(SCHEMA_VERSION):
                     # A new store, one from before the counts, or one an older version wrote since
-                    # (it marks its own version, and its INSERT OR REPLACE fires no delete trigger).
+                    # (it marks its own version, and its INSERT OR REPLACE fires no delete trigger;
+                    # nor does it set the calibration columns of what it writes).
                     cells.rebuild(self._db)
+                    calibration_kept.rebuild(self._db)
                 self._db.execute(
                     "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
                 )
@@ -442,6 +444,7 @@ class Store(StoreReads, StoreBulk):
              result.origin.value, result.ungraded, _probabilities(result))
             for result, _, _ in entries
         ]  # fmt: skip
+        results = [calibration_kept.numbers(row) for row in results]
         replies = [row for row in results if row[5] != Status.ERROR.value]
         errors = [row for row in results if row[5] == Status.ERROR.value]
         # Only the statements with rows: each call lets go of the GIL, and getting it back can

@@ -20,11 +20,12 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 
-from probes.running.store_reads import RESULT_COLUMNS, RESULT_KEY
+from probes.running import calibration_kept
+from probes.running.store_reads import RESULT_KEY, WRITE_COLUMNS
 
 _STAGE = "temp.results_arriving"
-_COLUMNS = ", ".join(RESULT_COLUMNS)
-_SET = ", ".join(f"{column} = excluded.{column}" for column in RESULT_COLUMNS if column not in RESULT_KEY)
+_COLUMNS = ", ".join(WRITE_COLUMNS)  # the rows' columns, and what each adds to the calibration sums
+_SET = ", ".join(f"{column} = excluded.{column}" for column in WRITE_COLUMNS if column not in RESULT_KEY)
 # As store._INSERT_RESULT and _INSERT_ERROR, but from the staged rows, in the order they came.
 # (The WHERE before ON CONFLICT also keeps SQLite from reading ON as a join's.)
 _MOVE = (
@@ -52,7 +53,10 @@ class StoreBulk:
             with self._transaction():  # refuses, saying why, before any row is made
                 pass
         with self._transaction_on_stage():
-            self._db.executemany(f"INSERT INTO {_STAGE} VALUES ({', '.join('?' * len(RESULT_COLUMNS))})", rows)
+            self._db.executemany(
+                f"INSERT INTO {_STAGE} VALUES ({', '.join('?' * len(WRITE_COLUMNS))})",
+                map(calibration_kept.numbers, rows),
+            )
 
     def commit_staged(self) -> int:
         """Write the staged rows into `results` in one transaction, as `record_many` writes

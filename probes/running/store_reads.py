@@ -12,20 +12,26 @@ import threading
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from probes.analysis import calibration_cells
+from probes.analysis.calibration_cells import Sums
 from probes.analysis.scoring import Counts
 from probes.core.types import ItemRef, Result, Status
-from probes.running import cells
+from probes.running import calibration_kept, cells
 from probes.running.cells import EVERYTHING, Key, Where
 
 # 2: results.score; 3: results.origin; 4: results.ungraded; 5: cells (probes/running/cells.py);
-# 6: results.probabilities (JSON: {"p": {answer: probability}, "mass": share, "top": [[token, p]]})
-SCHEMA_VERSION = 6
+# 6: results.probabilities (JSON: {"p": {answer: probability}, "mass": share, "top": [[token, p]]});
+# 7: results' calibration columns and calibration_cells (probes/running/calibration_kept.py)
+SCHEMA_VERSION = 7
 RESULT_COLUMNS = (
     "benchmark", "item_id", "model", "mode", "perturbation", "status", "reply", "parsed", "correct", "score", "target",
     "latency", "input_tokens", "output_tokens", "error", "prompt_hash", "cache_key", "groups", "item_ref", "created_at",
     "origin", "ungraded", "probabilities",
 )  # fmt: skip
 RESULT_KEY = ("benchmark", "item_id", "model", "mode", "perturbation")  # one result per cell and item
+# What a write sets: a result's columns, then what it adds to the calibration sums (worked out
+# from them as it is written, `calibration_kept.numbers`).
+WRITE_COLUMNS = (*RESULT_COLUMNS, *calibration_kept.COLUMNS)
 
 
 class StoreReads:
@@ -110,6 +116,25 @@ class StoreReads:
         names = None if groups is None else set(groups)
         return {k: c for k, c in counted.items() if c.results and where.keeps(k) and cells.wanted_grp(k[5], names)}
 
+    def calibration_sums(self, where: Where = EVERYTHING, groups: Iterable[str] | None = ()) -> dict[Key, Sums]:
+        """Calibration sums per cell that passes `where` (as `cells`: overall, and the entries of
+        `groups`; None: every group): read from the sums the store keeps, or, where those cannot be
+        trusted, summed from the results that carry probabilities (probes/running/calibration_kept.py)."""
+        with self._lock:
+            if self._cells_kept():
+                return calibration_kept.read(self._db, where, groups)
+        origins = where.origins
+        if origins is None:
+            with self._lock:
+                origins = [row[0] for row in self._db.execute("SELECT DISTINCT origin FROM results")]
+        names = None if groups is None else set(groups)
+        found = calibration_cells.pooled(
+            calibration_cells.cell_sums(self.probability_rows(Where(where.benchmark, where.models, where.modes,
+                                                                    where.perturbations, (origin,))), origin)
+            for origin in origins
+        )  # fmt: skip
+        return {key: sums for key, sums in found.items() if cells.wanted_grp(key[5], names)}
+
     def version(self) -> tuple[int, int, int]:
         """Changes whenever the results may have: a commit by another connection (SQLite's
         data_version) or by this one (its count of changes); the first number tells this
@@ -123,8 +148,9 @@ class StoreReads:
     def _cells_kept(self) -> bool:
         """Whether the kept counts are current: the table is there and no older version has
         written the store since (it would have marked its own version)."""
-        names = {row[0] for row in self._db.execute("SELECT name FROM sqlite_master WHERE name IN ('cells', 'meta')")}
-        if names != {"cells", "meta"}:
+        names = {row[0] for row in self._db.execute(
+            "SELECT name FROM sqlite_master WHERE name IN ('cells', 'calibration_cells', 'meta')")}  # fmt: skip
+        if names != {"cells", "calibration_cells", "meta"}:
             return False
         marked = self._db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
         return marked is not None and marked[0] == str(SCHEMA_VERSION)

@@ -2,9 +2,9 @@
 rows (probes/analysis/calibration.py's mean_p_right, brier, ece and n_prob, for the same results
 `report` reads) and a reliability diagram per model.
 
-Both are read off calibration sums kept per cell (`Tally.calibration_of`, built once per benchmark
-from the results that carry probabilities), so a filter or a breakdown adds a few hundred kept
-sums. Only results with probabilities count: a model that gave none has no figures (the table
+Both are read off calibration sums kept per cell (`Tally.calibration_of`, read once per benchmark
+from the sums the store keeps, probes/running/calibration_kept.py), so a filter or a breakdown
+adds a few hundred kept sums. Only results with probabilities count: a model that gave none has no figures (the table
 shows a dash, the diagram no line), never any derived from its choices.
 
 The diagram is the classic one (Guo et al. 2017): the answers binned by the probability of the

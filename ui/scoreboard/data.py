@@ -98,21 +98,17 @@ class Tally:
         return hit
 
     def calibration_of(self, benchmark: str | None) -> dict[Key, Sums]:
-        """Calibration sums per cell of one benchmark (every origin), read when it is first shown
-        from the results that carry probabilities, and only those (the store indexes them apart:
-        a benchmark without any reads nothing). Per result with probabilities this costs a few
-        microseconds once; every filter after it adds kept sums (bench/scoreboard.py)."""
+        """Calibration sums per cell of one benchmark (every origin, every group), read when it is
+        first shown from the sums the store keeps (probes/running/calibration_kept.py): a read of
+        a few hundred rows, whatever the number of results; every filter after it adds them."""
         if benchmark is None:
             return {}
         with self._lock:
             hit = self._calibrations.get(benchmark)
         if hit is None:
-            origins = sorted({key[4] for key in self.cells_of(benchmark)})
             with self.opened() as stores:
                 hit = calibration_cells.pooled(
-                    calibration_cells.cell_sums(store.probability_rows(Where(benchmark, origins=(origin,))), origin)
-                    for store in stores
-                    for origin in origins
+                    store.calibration_sums(Where(benchmark), groups=None) for store in stores
                 )
             with self._lock:
                 self._calibrations[benchmark] = hit
