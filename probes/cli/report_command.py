@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 from probes.analysis import calibration_cells, consistency, paired, polarity, psychometric
-from probes.analysis.fits import fit_table
 from probes.analysis.report import cell_report_rows, to_csv, to_json
 from probes.analysis.scoring import Row
 from probes.cli.table import table
@@ -29,6 +28,7 @@ from probes.core.errors import UsageError
 from probes.core.types import AnswerKind
 from probes.files.spreadsheet import csv_text
 from probes.running.cells import Where
+from probes.running.fit_kept import stored_fits
 from probes.running.store import Store, default_path
 
 
@@ -61,12 +61,17 @@ def cmd_report(args: argparse.Namespace) -> int:
     if not path.exists():
         raise UsageError(f"no results store at {path}: run something first, or pass --store")
     views = args.compare or args.fit or args.consistency or args.polarity or args.position_bias
+    chosen = [[value] if value else [] for value in (args.model, args.mode, args.perturbation)]
+    where = Where(args.benchmark, *chosen)
     with Store(path) as store:
-        if not views:  # accuracy rows: from the counts the store keeps, never decoding a result
-            chosen = [[value] if value else [] for value in (args.model, args.mode, args.perturbation)]
-            where = Where(args.benchmark, *chosen)
+        if not views or args.fit:  # the groups there, from the counts the store keeps
             cells = store.cells(where, groups=None)
             _check_groups({grp.partition("=")[0] for *_, grp in cells if grp}, args.by, bool(cells))
+        if args.fit:
+            # The same rows `run --until-pse-width` closes with (fit_kept.stored_fits: one path for
+            # both), from the counts per level the store keeps and the probabilities' points.
+            return _print_fits(stored_fits(store, where, args.fit, tuple(args.by)), args.fit, args.format)
+        if not views:  # accuracy rows: from the counts the store keeps, never decoding a result
             # Calibration from the sums the store keeps per cell, never decoding a result either.
             calibrations = calibration_cells.calibrations(store.calibration_sums(where, groups=args.by))
             return _print_rows(cell_report_rows(cells, args.by, [args.benchmark] if args.benchmark else [],
@@ -77,14 +82,6 @@ def cmd_report(args: argparse.Namespace) -> int:
     if args.compare:
         rows = [row.as_dict() for row in paired.compare(results, *args.compare)]
         return _print(rows, args.format)
-    if args.fit:
-        # The same rows `run --until-pse-width` closes with (fits.fit_table: one path for both).
-        fits = fit_table(results, args.fit, by=tuple(args.by))
-        if not fits:
-            raise UsageError(f"no result has a numeric parameter {args.fit!r} to fit against")
-        if args.format == "json":
-            return _print([fit.as_dict() for fit in fits], "json")
-        return _print([{k: fit.as_dict()[k] for k in psychometric.FIT_COLUMNS} for fit in fits], args.format)
     if args.consistency:
         return _print([row.as_dict() for row in consistency.consistency(results)], args.format)
     if args.polarity:
@@ -102,6 +99,14 @@ def cmd_report(args: argparse.Namespace) -> int:
     if args.format == "json":
         return _print([bias.as_dict() for bias in biases], "json")
     return _print([row for bias in biases for row in bias.rows()], args.format)
+
+
+def _print_fits(fits: Sequence[psychometric.FitRow], param: str, form: str) -> int:
+    if not fits:
+        raise UsageError(f"no result has a numeric parameter {param!r} to fit against")
+    if form == "json":
+        return _print([fit.as_dict() for fit in fits], "json")
+    return _print([{k: fit.as_dict()[k] for k in psychometric.FIT_COLUMNS} for fit in fits], form)
 
 
 def _print_rows(rows: list[Row], form: str, calibrations: Mapping | None = None) -> int:

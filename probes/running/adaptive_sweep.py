@@ -7,8 +7,9 @@ posterior with the reply, and stop once the PSE's 95% interval is narrower than 
   functions, `fits.fit_table`'s: of the probabilities where most answers gave them, else of the
   choices), a PSE by its rules (a slope that differs from zero, an interval within the levels
   asked), not the design's posterior, which counts each graded answer as one trial and is
-  far wider for a model whose probabilities are exact. The closing line is `fits.fit_table` over
-  the stored results of the model and condition, read with `report`'s filters (benchmark,
+  far wider for a model whose probabilities are exact. The closing line is `fit_kept.stored_fits`
+  (what `report --fit` calls; `fits.fit_table`'s rows, from the store's kept counts) over the
+  stored results of the model and condition, read with `report`'s filters (benchmark,
   model, mode, perturbation): it prints what `report --fit difference --model M --mode L
   --perturbation P` prints, "no PSE" included; where the store held only this sweep's answers,
   the interval that stopped the sweep is the one it prints.
@@ -38,7 +39,7 @@ from dataclasses import dataclass
 
 from models.base import Backend
 from probes.analysis.adaptive import Design
-from probes.analysis.fits import fit_table, verdict
+from probes.analysis.fits import verdict
 from probes.analysis.graded import graded_fit_rows, positive_probability
 from probes.analysis.logistic import FitStatus
 from probes.analysis.psychometric import FitRow, fit_rows, is_positive, number
@@ -46,7 +47,9 @@ from probes.asking import perturb
 from probes.core.errors import UsageError
 from probes.core.truth import REFLECTIONS
 from probes.core.types import Item, Result, Status
+from probes.running.cells import Where
 from probes.running.control import Progress, Stop
+from probes.running.fit_kept import stored_fits
 from probes.running.runner import RunPlan, run
 from probes.running.store import Store
 
@@ -207,8 +210,8 @@ def closing_fits(store: Store, results: Sequence[Result]) -> tuple[FitRow, ...]:
     if not results:
         return ()
     first = results[0]
-    stored = store.results(first.benchmark, first.model, first.mode, first.perturbation)
-    return tuple(row for row in fit_table(stored, PARAM) if row.group == "overall")
+    where = Where(first.benchmark, [first.model], [first.mode], [first.perturbation])
+    return tuple(row for row in stored_fits(store, where, PARAM) if row.group == "overall")
 
 
 async def sweep_models(plan: RunPlan, how: Sweeping) -> tuple[list[Result], list[SweepOutcome]]:

@@ -29,7 +29,7 @@ from pathlib import Path
 from models.types import Output, Usage
 from probes.core.errors import InputRejected
 from probes.core.types import Result, Status
-from probes.running import calibration_kept, cells
+from probes.running import calibration_kept, cells, fit_kept
 from probes.running.store_access import (
     DISK_FULL,
     StoreReadOnly,
@@ -40,7 +40,7 @@ from probes.running.store_access import (
     unwritable,
 )
 from probes.running.store_bulk import StoreBulk
-from probes.running.store_reads import RESULT_COLUMNS, RESULT_KEY, SCHEMA_VERSION, WRITE_COLUMNS, StoreReads
+from probes.running.store_reads import RESULT_COLUMNS, RESULT_KEY, SCHEMA_VERSION, WRITE_COLUMNS, StoreReads, written
 
 # Before version 4 a transformed picture was graded against the upright picture's answer. The
 # benchmarks whose truth the transform cannot change kept right grades; every other result under
@@ -296,6 +296,7 @@ class Store(StoreReads, StoreBulk):
                     # nor does it set the calibration columns of what it writes).
                     cells.rebuild(self._db)
                     calibration_kept.rebuild(self._db)
+                    fit_kept.rebuild(self._db)
                 self._db.execute(
                     "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
                 )
@@ -444,7 +445,7 @@ class Store(StoreReads, StoreBulk):
              result.origin.value, result.ungraded, _probabilities(result))
             for result, _, _ in entries
         ]  # fmt: skip
-        results = [calibration_kept.numbers(row) for row in results]
+        results = [written(row) for row in results]
         replies = [row for row in results if row[5] != Status.ERROR.value]
         errors = [row for row in results if row[5] == Status.ERROR.value]
         # Only the statements with rows: each call lets go of the GIL, and getting it back can

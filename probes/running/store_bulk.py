@@ -20,11 +20,10 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 
-from probes.running import calibration_kept
-from probes.running.store_reads import RESULT_KEY, WRITE_COLUMNS
+from probes.running.store_reads import RESULT_KEY, WRITE_COLUMNS, written
 
 _STAGE = "temp.results_arriving"
-_COLUMNS = ", ".join(WRITE_COLUMNS)  # the rows' columns, and what each adds to the calibration sums
+_COLUMNS = ", ".join(WRITE_COLUMNS)  # the rows' columns, and what each adds to the kept sums
 _SET = ", ".join(f"{column} = excluded.{column}" for column in WRITE_COLUMNS if column not in RESULT_KEY)
 # As store._INSERT_RESULT and _INSERT_ERROR, but from the staged rows, in the order they came.
 # (The WHERE before ON CONFLICT also keeps SQLite from reading ON as a join's.)
@@ -55,7 +54,7 @@ class StoreBulk:
         with self._transaction_on_stage():
             self._db.executemany(
                 f"INSERT INTO {_STAGE} VALUES ({', '.join('?' * len(WRITE_COLUMNS))})",
-                map(calibration_kept.numbers, rows),
+                map(written, rows),
             )
 
     def commit_staged(self) -> int:

@@ -16,12 +16,13 @@ from probes.analysis import calibration_cells
 from probes.analysis.calibration_cells import Sums
 from probes.analysis.scoring import Counts
 from probes.core.types import ItemRef, Result, Status
-from probes.running import calibration_kept, cells
+from probes.running import calibration_kept, cells, fit_kept
 from probes.running.cells import EVERYTHING, Key, Where
 
 # 2: results.score; 3: results.origin; 4: results.ungraded; 5: cells (probes/running/cells.py);
 # 6: results.probabilities (JSON: {"p": {answer: probability}, "mass": share, "top": [[token, p]]});
-# 7: results' calibration columns and calibration_cells (probes/running/calibration_kept.py)
+# 7: results' calibration columns and calibration_cells (probes/running/calibration_kept.py),
+#    results.fit_points and fit_levels (probes/running/fit_kept.py)
 SCHEMA_VERSION = 7
 RESULT_COLUMNS = (
     "benchmark", "item_id", "model", "mode", "perturbation", "status", "reply", "parsed", "correct", "score", "target",
@@ -31,7 +32,12 @@ RESULT_COLUMNS = (
 RESULT_KEY = ("benchmark", "item_id", "model", "mode", "perturbation")  # one result per cell and item
 # What a write sets: a result's columns, then what it adds to the calibration sums (worked out
 # from them as it is written, `calibration_kept.numbers`).
-WRITE_COLUMNS = (*RESULT_COLUMNS, *calibration_kept.COLUMNS)
+WRITE_COLUMNS = (*RESULT_COLUMNS, *calibration_kept.COLUMNS, fit_kept.COLUMN)
+
+
+def written(row: Sequence) -> tuple:
+    """A result row (RESULT_COLUMNS' order) as it is written: with what it adds to the kept sums."""
+    return (*calibration_kept.numbers(row), fit_kept.point_text(row))
 
 
 class StoreReads:
@@ -135,6 +141,15 @@ class StoreReads:
         )  # fmt: skip
         return {key: sums for key, sums in found.items() if cells.wanted_grp(key[5], names)}
 
+    def fit_parts(self, where: Where, param: str, by: Sequence[str] = ()) -> tuple[dict, dict] | None:
+        """What `report --fit param` fits (probes/analysis/fit_points.py): the choices' kept counts
+        per level and the probabilities' points, per report row; None where the kept counts cannot
+        be trusted (the fits are then made from Results, probes/running/fit_kept.py)."""
+        with self._lock:
+            if not self._cells_kept():
+                return None
+            return fit_kept.tallies(self._db, where, param, by), fit_kept.graded_points(self._db, where, param, by)
+
     def version(self) -> tuple[int, int, int]:
         """Changes whenever the results may have: a commit by another connection (SQLite's
         data_version) or by this one (its count of changes); the first number tells this
@@ -148,9 +163,10 @@ class StoreReads:
     def _cells_kept(self) -> bool:
         """Whether the kept counts are current: the table is there and no older version has
         written the store since (it would have marked its own version)."""
+        kept = {"cells", "calibration_cells", "fit_levels", "meta"}
         names = {row[0] for row in self._db.execute(
-            "SELECT name FROM sqlite_master WHERE name IN ('cells', 'calibration_cells', 'meta')")}  # fmt: skip
-        if names != {"cells", "calibration_cells", "meta"}:
+            f"SELECT name FROM sqlite_master WHERE name IN ({', '.join('?' * len(kept))})", sorted(kept))}  # fmt: skip
+        if names != kept:
             return False
         marked = self._db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
         return marked is not None and marked[0] == str(SCHEMA_VERSION)

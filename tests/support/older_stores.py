@@ -6,17 +6,19 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from probes.running import calibration_kept
+from probes.running import calibration_kept, fit_kept
 from probes.running.cells import TRIGGER_NAMES
 
 
 def before_calibration_sums(db: sqlite3.Connection, version: int = 6) -> None:
-    """Take the store open in `db` back to before the kept calibration sums (schema version 7):
-    no calibration columns on the results, no calibration_cells, no triggers keeping it."""
-    for name in calibration_kept.TRIGGER_NAMES:
+    """Take the store open in `db` back to before the kept calibration sums and fit counts (schema
+    version 7): no calibration or fit columns on the results, no calibration_cells nor fit_levels,
+    no triggers keeping them."""
+    for name in (*calibration_kept.TRIGGER_NAMES, *fit_kept.TRIGGER_NAMES):
         db.execute(f"DROP TRIGGER IF EXISTS {name}")
     db.execute("DROP TABLE IF EXISTS calibration_cells")
-    for name in calibration_kept.COLUMNS:
+    db.execute("DROP TABLE IF EXISTS fit_levels")
+    for name in (*calibration_kept.COLUMNS, fit_kept.COLUMN):
         db.execute(f"ALTER TABLE results DROP COLUMN {name}")
     db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(version),))
 

@@ -1,0 +1,112 @@
+"""What one result gives every psychometric fit it can join, and the fits made from those parts.
+
+A fit of P(positive) against a swept parameter (probes/analysis/psychometric.py for choices,
+graded.py for probabilities) reads, of each result whose item holds a number for the parameter:
+its level x, whether its reply is positive, negative, left out (unparsed or refused), an error or
+without a reading (`code`), and the probability of the positive answer where it gave one (y).
+`points` works that out once per result, for every numeric parameter of its item, so the store
+can keep it as the result is written (probes/running/fit_kept.py) and add the choices up per
+level: a choice fit needs only, per level, the replies and the positive ones, and per row what was
+left out (logistic.fit_levels pools repeated levels itself, so counts per level fit exactly as the
+single replies do). A graded fit's interval is a bootstrap over items (graded.graded_fit), which
+needs each item's y: those are read one by one.
+
+`fit_rows_of` makes the rows `report --fit` prints from those parts, by the very functions
+fits.fit_table uses for Results (`psychometric.as_row`, `logistic.fit_levels`, `graded.graded_fit`,
+the same seeds), so both give the same rows (tests/probes/test_fit_kept.py).
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from probes.analysis.graded import graded_fit
+from probes.analysis.logistic import RESAMPLES, fit_levels
+from probes.analysis.psychometric import FitRow, _text, as_row, number, row_order
+from probes.core.types import POSITIVE_ANSWER
+
+POSITIVE, NEGATIVE, EXCLUDED, ERROR, UNRATED = "p", "n", "x", "e", "u"
+Point = tuple[str, str, str | None]  # x as repr(float), code, y as repr(float) or None
+
+
+def points(status: str, parsed: Any, params: Mapping[str, Any], probabilities: Mapping[str, Any] | None) -> dict:
+    """Per numeric parameter of an item, what its result gives that parameter's fits (module
+    docstring): `psychometric._Trials.add` and `graded.positive_probability` on stored values."""
+    found: dict[str, Point] = {}
+    if not params:
+        return found
+    if status == "error":
+        code = ERROR
+    elif status != "answered" or parsed is None:
+        code = EXCLUDED
+    elif params.get(POSITIVE_ANSWER) is not None:
+        code = POSITIVE if _text(parsed) == _text(params[POSITIVE_ANSWER]) else NEGATIVE
+    elif _text(parsed) in ("yes", "no"):
+        code = POSITIVE if _text(parsed) == "yes" else NEGATIVE
+    else:
+        code = UNRATED
+    y = None
+    if probabilities and status != "error":
+        key = params.get(POSITIVE_ANSWER)
+        value = probabilities.get(str(key).strip().casefold() if key is not None else "yes")
+        y = None if value is None else repr(float(value))
+    for name, value in params.items():
+        x = number(value)
+        if x is not None:
+            found[str(name)] = (repr(x), code, y)
+    return found
+
+
+Head = tuple[str, str, str, str, str]  # benchmark, model, mode, perturbation, group ("overall" or name=value)
+
+
+@dataclass
+class Tally:
+    """A choice fit's parts: per level (replies rated, positive ones), and what was left out."""
+
+    levels: dict[float, list[int]] = field(default_factory=dict)
+    excluded: int = 0
+    errors: int = 0
+    unrated: int = 0
+
+    def add(self, x: float, n: int, positives: int, excluded: int, errors: int, unrated: int) -> None:
+        level = self.levels.setdefault(x, [0, 0])
+        level[0] += n
+        level[1] += positives
+        self.excluded += excluded
+        self.errors += errors
+        self.unrated += unrated
+
+
+def heads(head: tuple[str, str, str, str], groups: Mapping[str, Any], by: Sequence[str]) -> list[Head]:
+    """The rows a result counts in: overall, and one per group of `by` it has (psychometric._groups)."""
+    return [(*head, "overall")] + [(*head, f"{name}={groups[name]}") for name in by if name in groups]
+
+
+def fit_rows_of(
+    tallies: Mapping[Head, Tally],
+    graded: Mapping[Head, Iterable[tuple[float, float]]],
+    param: str,
+    *,
+    resamples: int = RESAMPLES,
+    seed: int = 0,
+) -> list[FitRow]:
+    """The rows of fits.fit_table from their parts: the choices' per-level tallies and the
+    probabilities' (x, y) points, each per report row."""
+    rows = []
+    for key, tally in tallies.items():
+        levels = sorted(tally.levels.items())
+        stream = [seed, zlib.crc32("\x1f".join((*key, param)).encode("utf-8"))]  # as psychometric._fit
+        fit = fit_levels([x for x, _ in levels], [c[0] for _, c in levels], [c[1] for _, c in levels],
+                         resamples=resamples, seed=stream)  # fmt: skip
+        rows.append(as_row(key[:4], key[4], param, fit, excluded=tally.excluded, errors=tally.errors,
+                           unrated=tally.unrated))  # fmt: skip
+    for key, pairs in graded.items():
+        pairs = list(pairs)
+        stream = [seed, zlib.crc32("\x1f".join((*key, param, "probabilities")).encode("utf-8"))]  # as graded_fit_rows
+        fit = graded_fit([p[0] for p in pairs], [p[1] for p in pairs], resamples=resamples, seed=stream)
+        rows.append(as_row(key[:4], key[4], param, fit, source="probabilities"))
+    return sorted(rows, key=row_order)

@@ -1,0 +1,210 @@
+"""The store's running psychometric counts, so that `report --fit PARAM` (and the closing line of
+`run --until-pse-width`, which is the same fit) never makes a Result of every stored answer.
+
+When a result is written, what it gives every fit it can join is worked out in Python
+(probes/analysis/fit_points.points: per numeric parameter of its item, its level, whether its
+reply is positive, negative, left out, an error or without a reading, and the probability of the
+positive answer) and kept as JSON in its row's `fit_points` column. SQL triggers add the choices up
+in `fit_levels`, per (parameter, benchmark, model, mode, perturbation, origin, group set, level):
+replies rated, positive ones, left out, errors, unrated, and results in all. Keyed by the result's
+whole group set (its `groups` JSON) rather than by each group's value as cells.py keys counts: a
+result then adds one row per parameter, not one per parameter and group (a sweep's items hold
+five or six numeric parameters and as many groups: thirty upserts a result), and a `--by`
+breakdown adds the group sets up in Python, decoding each set once. Levels are kept as the text
+of their float (repr), so the level a fit reads is exactly the one Python computed.
+
+A graded fit (of the probabilities) bootstraps over items (probes/analysis/graded.py): it needs
+each item's probability, not sums, so `graded_points` reads them from `fit_points` of the results
+with probabilities alone (through the partial index of those), without making Results.
+
+A store whose counts cannot be trusted (opened read-only from an older version, or written by one
+since: the schema marker says so) is fitted from its Results, as before; the next writer works
+the column and the counts out again (`rebuild`).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from typing import Protocol
+
+from probes.analysis import fit_points
+from probes.analysis.calibration_cells import answers_p
+from probes.analysis.fit_points import Head, Tally, fit_rows_of, heads, points
+from probes.analysis.fits import fit_table
+from probes.analysis.logistic import RESAMPLES
+from probes.analysis.psychometric import FitRow
+from probes.core.types import Result
+from probes.running.cells import Where
+
+COLUMN = "fit_points"
+_STATUS, _PARSED, _ITEM_REF, _PROBABILITIES = 5, 7, 18, 22  # positions in RESULT_COLUMNS' order
+
+TABLE = """
+CREATE TABLE IF NOT EXISTS fit_levels (
+    param TEXT NOT NULL, benchmark TEXT NOT NULL, model TEXT NOT NULL, mode TEXT NOT NULL,
+    perturbation TEXT NOT NULL, origin TEXT NOT NULL, groups TEXT NOT NULL, x TEXT NOT NULL,
+    results INTEGER NOT NULL, n INTEGER NOT NULL, positives INTEGER NOT NULL, excluded INTEGER NOT NULL,
+    errors INTEGER NOT NULL, unrated INTEGER NOT NULL,
+    PRIMARY KEY (param, benchmark, model, mode, perturbation, origin, groups, x)
+) WITHOUT ROWID
+"""
+_HEAD = ("benchmark", "model", "mode", "perturbation", "origin", "groups")
+_COUNTS = ("results", "n", "positives", "excluded", "errors", "unrated")
+
+
+def point_text(row: Sequence) -> str | None:
+    """A result row's `fit_points` (RESULT_COLUMNS' order): None when its item has no numeric parameter."""
+    return _text(row[_STATUS], row[_PARSED], row[_ITEM_REF], row[_PROBABILITIES])
+
+
+def _text(status: str, parsed: str | None, item_ref: str | None, probabilities: str | None) -> str | None:
+    ref = json.loads(item_ref) if item_ref else {}
+    params = ref.get("params") if isinstance(ref, dict) else None
+    if not params:
+        return None
+    answers = answers_p(probabilities) if probabilities else None
+    found = points(status, json.loads(parsed) if parsed else None, params, answers)
+    return json.dumps(found, separators=(",", ":")) if found else None
+
+
+_CODE = "json_extract(j.value, '$[1]')"  # a point's code (fit_points.POSITIVE ...), j: json_each of fit_points
+_COUNTED = {
+    "results": "1",
+    "n": f"({_CODE} IN ('{fit_points.POSITIVE}', '{fit_points.NEGATIVE}'))",
+    "positives": f"({_CODE} = '{fit_points.POSITIVE}')",
+    "excluded": f"({_CODE} = '{fit_points.EXCLUDED}')",
+    "errors": f"({_CODE} = '{fit_points.ERROR}')",
+    "unrated": f"({_CODE} = '{fit_points.UNRATED}')",
+}
+
+
+def _upsert(row: str, sign: str) -> str:
+    counted = _COUNTED
+    values = ", ".join(f"{sign}{counted[name]}" for name in _COUNTS)
+    updates = ", ".join(f"{name} = {name} + excluded.{name}" for name in _COUNTS)
+    return (
+        f"INSERT INTO fit_levels (param, {', '.join(_HEAD)}, x, {', '.join(_COUNTS)}) SELECT j.key, "
+        f"{', '.join(f'{row}.{name}' for name in _HEAD)}, json_extract(j.value, '$[0]'), {values} "
+        f"FROM json_each({row}.fit_points) AS j WHERE {row}.fit_points IS NOT NULL "
+        f"ON CONFLICT DO UPDATE SET {updates};"
+    )
+
+
+def _tidy(row: str) -> str:
+    keys = " AND ".join(f"{name} = {row}.{name}" for name in _HEAD)
+    return (
+        f"DELETE FROM fit_levels WHERE {row}.fit_points IS NOT NULL AND param IN (SELECT key FROM "
+        f"json_each({row}.fit_points)) AND {keys} AND results = 0;"
+    )
+
+
+_WATCHED = (*_HEAD, COLUMN)
+TRIGGER_NAMES = ("fit_levels_after_insert", "fit_levels_after_delete", "fit_levels_after_update")
+TRIGGERS = (
+    f"CREATE TRIGGER fit_levels_after_insert AFTER INSERT ON results WHEN new.fit_points IS NOT NULL "
+    f"BEGIN {_upsert('new', '')} END",
+    f"CREATE TRIGGER fit_levels_after_delete AFTER DELETE ON results WHEN old.fit_points IS NOT NULL "
+    f"BEGIN {_upsert('old', '-')} {_tidy('old')} END",
+    f"CREATE TRIGGER fit_levels_after_update AFTER UPDATE ON results WHEN "
+    f"({' OR '.join(f'old.{name} IS NOT new.{name}' for name in _WATCHED)}) "
+    f"BEGIN {_upsert('old', '-')} {_tidy('old')} {_upsert('new', '')} END",
+)
+
+
+def fill_column(db: sqlite3.Connection) -> None:
+    """Every result's `fit_points` worked out again from its stored JSON (inside the caller's transaction)."""
+    present = {row[1] for row in db.execute("PRAGMA table_info(results)")}
+    if COLUMN not in present:
+        db.execute(f"ALTER TABLE results ADD COLUMN {COLUMN} TEXT")
+    rows = db.execute("SELECT rowid, status, parsed, item_ref, probabilities FROM results")
+    while batch := rows.fetchmany(10_000):
+        found = [(_text(*row), rowid) for rowid, *row in batch]
+        db.executemany(f"UPDATE results SET {COLUMN} = ? WHERE rowid = ?", found)
+
+
+def rebuild(db: sqlite3.Connection) -> None:
+    """(Re)make the column, the table and its triggers from the results there (inside the
+    caller's transaction): the table filled by one GROUP BY, counting as the triggers count."""
+    for name in TRIGGER_NAMES:
+        db.execute(f"DROP TRIGGER IF EXISTS {name}")
+    fill_column(db)
+    db.execute(TABLE)
+    db.execute("DELETE FROM fit_levels")
+    head = ", ".join(f"r.{name}" for name in _HEAD)
+    db.execute(
+        f"INSERT INTO fit_levels (param, {', '.join(_HEAD)}, x, {', '.join(_COUNTS)}) "
+        f"SELECT j.key, {head}, json_extract(j.value, '$[0]'), {', '.join(f'SUM({_COUNTED[c]})' for c in _COUNTS)} "
+        f"FROM results AS r, json_each(r.fit_points) AS j WHERE r.fit_points IS NOT NULL "
+        f"GROUP BY j.key, {head}, json_extract(j.value, '$[0]')"
+    )
+    for statement in TRIGGERS:
+        db.execute(statement)
+
+
+def tallies(db: sqlite3.Connection, where: Where, param: str, by: Sequence[str]) -> dict[Head, Tally]:
+    """The choice fits' parts per report row (overall, and each value of the groups in `by`),
+    every origin pooled, as psychometric.fit_rows buckets results."""
+    clause, values = where.sql()
+    rows = db.execute(
+        f"SELECT benchmark, model, mode, perturbation, groups, x, n, positives, excluded, errors, unrated "
+        f"FROM fit_levels WHERE param = ? AND {clause}",
+        [param, *values],
+    )
+    found: dict[Head, Tally] = {}
+    decoded: dict[str, dict] = {}
+    for benchmark, model, mode, perturbation, groups, x, *counts in rows:
+        names = decoded.get(groups)
+        if names is None:
+            names = decoded[groups] = json.loads(groups)
+        level = float(x)
+        for head in heads((benchmark, model, mode, perturbation), names, by):
+            tally = found.get(head)
+            if tally is None:
+                tally = found[head] = Tally()
+            tally.add(level, *counts)
+    return found
+
+
+def graded_points(db: sqlite3.Connection, where: Where, param: str, by: Sequence[str]) -> dict[Head, list]:
+    """The graded fits' (x, y) per report row, from the results with probabilities alone."""
+    clause, values = where.sql()
+    path = "$." + json.dumps(param)
+    rows = db.execute(
+        f"SELECT benchmark, model, mode, perturbation, groups, json_extract(fit_points, ?), "
+        f"json_extract(fit_points, ?) FROM results WHERE probabilities IS NOT NULL AND {clause} "
+        f"AND json_extract(fit_points, ?) IS NOT NULL",
+        [f"{path}[0]", f"{path}[2]", *values, f"{path}[2]"],
+    )
+    found: dict[Head, list] = {}
+    decoded: dict[str, dict] = {}
+    for benchmark, model, mode, perturbation, groups, x, y in rows:
+        names = decoded.get(groups)
+        if names is None:
+            names = decoded[groups] = json.loads(groups)
+        point = (float(x), float(y))
+        for head in heads((benchmark, model, mode, perturbation), names, by):
+            found.setdefault(head, []).append(point)
+    return found
+
+
+class _Store(Protocol):  # what of probes.running.store.Store this reads
+    def fit_parts(self, where: Where, param: str, by: Sequence[str] = ()) -> tuple[dict, dict] | None: ...
+
+    def results(self, benchmark: str | None = None) -> list[Result]: ...
+
+
+def stored_fits(
+    store: _Store, where: Where, param: str, by: Sequence[str] = (), *, resamples: int = RESAMPLES, seed: int = 0
+) -> list[FitRow]:
+    """`report --fit param` of the results that pass `where`, every origin: from the kept counts
+    and the probabilities' points, or, where the counts cannot be trusted, from Results by
+    fits.fit_table (the same rows either way). The closing line of `run --until-pse-width` is
+    this very call."""
+    parts = store.fit_parts(where, param, by)
+    if parts is None:
+        results = [r for r in store.results(where.benchmark) if where.keeps(
+            (r.benchmark, r.model, r.mode, r.perturbation, r.origin.value, ""))]  # fmt: skip
+        return fit_table(results, param, by, resamples=resamples, seed=seed)
+    return fit_rows_of(*parts, param, resamples=resamples, seed=seed)
