@@ -329,13 +329,47 @@ def _swept(benchmark: str) -> list[str]:
     return facets(stored_tally(), benchmark, origins_for(False)).swept
 
 
-def measured(size: int, store: Path, code: Path, label: str) -> dict:
+def measured(size: int, store: Path, code: Path, label: str, fit: bool = True) -> dict:
     env = {**os.environ, "PYTHONPATH": str(code)}
     done = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child", "--size", str(size), "--store",
                            str(store)], cwd=code, env=env, capture_output=True, text=True, timeout=3600)  # fmt: skip
     if done.returncode != 0:
         raise SystemExit(f"{label} failed:\n{done.stderr[-3000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    figures = json.loads(done.stdout.strip().splitlines()[-1])
+    # `report` as a person types it, each in a process of its own: its time from start to exit
+    # and its own peak memory (the child above holds the app as well).
+    commands = {"report (own process)": []}
+    if fit:
+        commands["report --fit difference (own process)"] = ["--fit", "difference"]
+    for name, extra in commands.items():
+        seconds, peak, rows = command(code, store, extra)
+        figures[name], figures[f"{name} peak MB"], figures[f"{name} rows"] = seconds, peak, rows
+    return figures
+
+
+_PEAK = "peak-rss-kib "
+# `python -m probes ARGS` that also writes its own peak RSS on stderr as it exits.
+_WITH_PEAK = (
+    "import atexit, resource, runpy, sys\n"
+    f"atexit.register(lambda: print({_PEAK!r} + str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss), "
+    "file=sys.stderr))\n"
+    "sys.argv = ['probes', *sys.argv[1:]]\n"
+    "runpy.run_module('probes', run_name='__main__')\n"
+)
+
+
+def command(code: Path, store: Path, extra: list[str]) -> tuple[float, float, int]:
+    """`python -m probes report --store STORE --format json EXTRA` with `code`, in a process of
+    its own: seconds from start to exit, its peak RSS in MB, and the rows printed."""
+    env = {**os.environ, "PYTHONPATH": str(code), "PROBE_HOME": str(store.parent)}
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, "-c", _WITH_PEAK, "report", "--store", str(store), "--format", "json",
+                           *extra], cwd=code, env=env, capture_output=True, text=True, timeout=3600)  # fmt: skip
+    seconds = time.perf_counter() - started
+    if done.returncode != 0:
+        raise SystemExit(f"report {extra} failed:\n{done.stderr[-3000:]}")
+    peak = next(int(line[len(_PEAK) :]) for line in done.stderr.splitlines() if line.startswith(_PEAK)) / 1024
+    return seconds, peak, len(json.loads(done.stdout))
 
 
 # --- writes ----------------------------------------------------------------------------------------
@@ -378,6 +412,7 @@ def main() -> None:
     parser.add_argument("--sizes", default="100000,1000000")
     parser.add_argument("--before", help="an exported checkout of the code before, timed on a copy of each store")
     parser.add_argument("--write-count", type=int, default=100_000)
+    parser.add_argument("--fit-before", action="store_true", help="also time `report --fit` with the code before")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--writes", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--size", type=int, help=argparse.SUPPRESS)
@@ -404,7 +439,7 @@ def main() -> None:
                 copy = Path(home) / "before" / "results.sqlite"
                 copy.parent.mkdir()
                 shutil.copy(path, copy)
-                runs["before"] = measured(size, copy, Path(args.before), "before")
+                runs["before"] = measured(size, copy, Path(args.before), "before", fit=args.fit_before)
             _table(runs)
             print(f"load average {os.getloadavg()[0]:.1f}")
     print(f"\n## writes: {args.write_count:,} results, 500 per transaction (results/s)")
@@ -418,7 +453,7 @@ def main() -> None:
 def _table(runs: dict[str, dict]) -> None:
     names = [n for n in next(iter(runs.values())) if n != "benchmark"]
     print(f"default benchmark: {next(iter(runs.values()))['benchmark']}")
-    print(f"{'':34}" + "".join(f"{label:>14}" for label in runs))
+    print(f"{'':50}" + "".join(f"{label:>14}" for label in runs))
     for name in names:
         cells = []
         for found in runs.values():
@@ -426,7 +461,7 @@ def _table(runs: dict[str, dict]) -> None:
             cells.append("-" if value is None else f"{value:.3f}" if isinstance(value, float) and "MB" not in name
                          else f"{value:,.0f}")  # fmt: skip
         unit = "" if "rows" in name or "MB" in name else " s"
-        print(f"{name + unit:34}" + "".join(f"{cell:>14}" for cell in cells))
+        print(f"{name + unit:50}" + "".join(f"{cell:>14}" for cell in cells))
 
 
 if __name__ == "__main__":

@@ -52,7 +52,9 @@ def stored(path: Path) -> tuple[list[tuple], list[tuple]]:
     """Every result (but the time it was written) and every kept count of the store at `path`."""
     db = sqlite3.connect(path)
     try:
-        columns = [row[1] for row in db.execute("PRAGMA table_info(results)") if row[1] not in ("created_at", "probabilities")]
+        columns = [
+            row[1] for row in db.execute("PRAGMA table_info(results)") if row[1] not in ("created_at", "probabilities")
+        ]
         columns.append("probabilities")  # last, where the checks look for it
         results = db.execute(f"SELECT {', '.join(columns)} FROM results ORDER BY benchmark, item_id").fetchall()
         cells = db.execute("SELECT * FROM cells ORDER BY benchmark, grp, model, mode, perturbation, origin").fetchall()
