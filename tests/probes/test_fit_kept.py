@@ -92,7 +92,7 @@ def assert_same(store: Store, where: Where = EVERYTHING, param: str = "differenc
 def varied(tmp_path):
     path = tmp_path / "results.sqlite"
     with Store(path) as store:
-        fill(store, random.Random(5), 1800, items=150)
+        fill(store, random.Random(5), 1000, items=100)
     return path
 
 
@@ -111,7 +111,7 @@ def test_kept_counts_give_the_rows_of_the_results(varied):
 
 def test_replacements_moves_and_deletions_keep_the_counts_right(varied):
     with Store(varied) as store:
-        fill(store, random.Random(8), 700, items=150)  # re-runs: other answers, other probabilities, errors
+        fill(store, random.Random(8), 400, items=100)  # re-runs: other answers, other probabilities, errors
         assert_same(store)
         with store._transaction():  # moved to other groups, another origin
             store._db.execute("""UPDATE results SET groups = '{"gap": "9"}' WHERE rowid % 7 = 0""")
@@ -167,10 +167,14 @@ def test_writes_by_an_older_version_are_never_misread(varied):
 
 
 def test_report_fit_prints_the_rows_of_the_results(varied, capsys):
-    assert main(["report", "--store", str(varied), "--fit", "difference", "--by", "inducers", "--format", "json"]) == 0
+    """The whole command, with its own 1,000 resamples: one model's rows (the filters as `report` takes them)."""
+    args = ["--model", "hf/b", "--mode", "0-shot", "--fit", "difference", "--by", "inducers", "--format", "json"]
+    assert main(["report", "--store", str(varied), *args]) == 0
     printed = json.loads(capsys.readouterr().out)
     with Store(varied) as store:
-        expected = [row.as_dict() for row in fit_table(store.results(), "difference", ("inducers",))]
+        mine = [r for r in store.results() if (r.model, r.mode) == ("hf/b", "0-shot")]
+        expected = [row.as_dict() for row in fit_table(mine, "difference", ("inducers",))]
+    assert {row["source"] for row in printed} == {"choices", "probabilities"}
     assert printed == json.loads(json.dumps(expected))
 
 
