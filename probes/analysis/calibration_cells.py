@@ -22,10 +22,9 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from probes.analysis.calibration import BINS, Bin, Calibration, Scored
 from probes.analysis.calibration import key as answer_key
+from probes.stimuli.lazy_numpy import np
 
 Key = tuple[str, str, str, str, str, str]  # benchmark, model, mode, perturbation, origin, grp ('' or name=value)
 

@@ -24,8 +24,6 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-import numpy as np
-
 from probes.analysis.logistic import (
     CURVE_POINTS,
     LEVEL,
@@ -42,6 +40,7 @@ from probes.analysis.logistic import (
 )
 from probes.analysis.psychometric import FitRow, as_row, number
 from probes.core.types import POSITIVE_ANSWER, Result, Status
+from probes.stimuli.lazy_numpy import np
 
 EDGE = 1e-4  # graded responses are kept inside (EDGE, 1 - EDGE): a certain 0 or 1 would let a step run to infinity
 

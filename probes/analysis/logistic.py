@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-import numpy as np
+from probes.stimuli.lazy_numpy import np
 
 RESAMPLES = 1000
 CURVE_POINTS = 101

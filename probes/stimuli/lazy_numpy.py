@@ -4,7 +4,9 @@ A run whose images are all known by hash (a second model's, a re-run) loads the 
 for their geometry, truth and references, and never draws: importing numpy was about a tenth of
 a second before its first request (`python -X importtime`, bench/wire.py). Modules that draw
 write `from probes.stimuli.lazy_numpy import np` and use `np` as usual; annotations naming
-`np.ndarray` stay strings (`from __future__ import annotations`).
+`np.ndarray` stay strings (`from __future__ import annotations`). So do the analysis modules the
+store loads to keep its calibration sums and fit counts (probes/analysis/logistic.py, graded.py,
+calibration_cells.py): a run writes its results, but fits nothing.
 """
 
 from __future__ import annotations
