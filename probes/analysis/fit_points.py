@@ -18,11 +18,9 @@ the same seeds), so both give the same rows (tests/probes/test_fit_kept.py).
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -118,6 +116,9 @@ def fit_rows_of(
                      counted))  # fmt: skip
     workers = _cores() if workers is None else workers
     if workers > 1 and len(jobs) >= PARALLEL_FROM:
+        import multiprocessing  # here: a store loads this module to keep its counts, and fits nothing
+        from concurrent.futures import ProcessPoolExecutor
+
         made = partial(_fit_job, param=param, resamples=resamples, seed=seed)
         context = multiprocessing.get_context("spawn")  # nothing of this process's threads or store
         with ProcessPoolExecutor(min(workers, len(jobs)), mp_context=context) as pool:
