@@ -18,9 +18,11 @@ the same seeds), so both give the same rows (tests/probes/test_fit_kept.py).
 
 from __future__ import annotations
 
+import os
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from probes.analysis.graded import graded_fit
@@ -30,6 +32,10 @@ from probes.core.types import POSITIVE_ANSWER
 
 POSITIVE, NEGATIVE, EXCLUDED, ERROR, UNRATED = "p", "n", "x", "e", "u"
 Point = tuple[str, str, str | None]  # x as repr(float), code, y as repr(float) or None
+CHOICES, GRADED = "choices", "probabilities"
+# Fits from which `fit_rows_of` spreads its work over processes: each process starts in about a
+# second (numpy and this package imported again), which a few dozen fits of 1,000 resamples repay.
+PARALLEL_FROM = 64
 
 
 def points(status: str, parsed: Any, params: Mapping[str, Any], probabilities: Mapping[str, Any] | None) -> dict:
@@ -93,20 +99,50 @@ def fit_rows_of(
     *,
     resamples: int = RESAMPLES,
     seed: int = 0,
+    workers: int | None = None,
 ) -> list[FitRow]:
     """The rows of fits.fit_table from their parts: the choices' per-level tallies and the
-    probabilities' (x, y) points, each per report row."""
-    rows = []
+    probabilities' (x, y) points, each per report row. Each fit is its own work with its own
+    seed, so from PARALLEL_FROM fits on they are made in `workers` processes (default: the cores
+    this process may use), with the very rows one process makes."""
+    jobs: list[tuple] = []
+    for key, pairs in graded.items():  # the heavier ones first, so the processes share them out
+        pairs = list(pairs)
+        jobs.append((GRADED, key, [p[0] for p in pairs], [p[1] for p in pairs], None))
     for key, tally in tallies.items():
         levels = sorted(tally.levels.items())
-        stream = [seed, zlib.crc32("\x1f".join((*key, param)).encode("utf-8"))]  # as psychometric._fit
-        fit = fit_levels([x for x, _ in levels], [c[0] for _, c in levels], [c[1] for _, c in levels],
-                         resamples=resamples, seed=stream)  # fmt: skip
-        rows.append(as_row(key[:4], key[4], param, fit, excluded=tally.excluded, errors=tally.errors,
-                           unrated=tally.unrated))  # fmt: skip
-    for key, pairs in graded.items():
-        pairs = list(pairs)
-        stream = [seed, zlib.crc32("\x1f".join((*key, param, "probabilities")).encode("utf-8"))]  # as graded_fit_rows
-        fit = graded_fit([p[0] for p in pairs], [p[1] for p in pairs], resamples=resamples, seed=stream)
-        rows.append(as_row(key[:4], key[4], param, fit, source="probabilities"))
+        counted = {"excluded": tally.excluded, "errors": tally.errors, "unrated": tally.unrated}
+        jobs.append((CHOICES, key, [x for x, _ in levels], [c[0] for _, c in levels], [c[1] for _, c in levels],
+                     counted))  # fmt: skip
+    workers = _cores() if workers is None else workers
+    if workers > 1 and len(jobs) >= PARALLEL_FROM:
+        import multiprocessing  # here: a store loads this module to keep its counts, and fits nothing
+        from concurrent.futures import ProcessPoolExecutor
+
+        made = partial(_fit_job, param=param, resamples=resamples, seed=seed)
+        context = multiprocessing.get_context("spawn")  # nothing of this process's threads or store
+        with ProcessPoolExecutor(min(workers, len(jobs)), mp_context=context) as pool:
+            rows = list(pool.map(made, jobs, chunksize=4))
+    else:
+        rows = [_fit_job(job, param=param, resamples=resamples, seed=seed) for job in jobs]
     return sorted(rows, key=row_order)
+
+
+def _fit_job(job: tuple, *, param: str, resamples: int, seed: int) -> FitRow:
+    kind, key = job[0], job[1]
+    if kind == GRADED:
+        _, _, x, y, _ = job
+        stream = [seed, zlib.crc32("\x1f".join((*key, param, "probabilities")).encode("utf-8"))]  # as graded_fit_rows
+        fit = graded_fit(x, y, resamples=resamples, seed=stream)
+        return as_row(key[:4], key[4], param, fit, source="probabilities")
+    _, _, x, n, positives, counted = job
+    stream = [seed, zlib.crc32("\x1f".join((*key, param)).encode("utf-8"))]  # as psychometric._fit
+    fit = fit_levels(x, n, positives, resamples=resamples, seed=stream)
+    return as_row(key[:4], key[4], param, fit, **counted)
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1

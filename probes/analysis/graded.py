@@ -86,14 +86,7 @@ def graded_fit(x: Any, y: Any, *, resamples: int = RESAMPLES, seed: Any = 0, cur
     found = {"pse": pse, "slope": slope, "width": WIDTH_PER_SLOPE * abs(slope)}
     draws = None
     if resamples > 0:
-        rng = np.random.default_rng(seed)
-        weights = rng.multinomial(len(x), np.full(len(x), 1 / len(x)), size=resamples).astype(float)
-        # Each resample's likelihood pooled per level (the items are in x's order, so each level's
-        # are adjacent): sum_i w_i (y_i eta - log(1 + e^eta)) = S_l eta - W_l log(1 + e^eta) at
-        # each level's eta. The same maximum as item by item, to float rounding, in a fraction of
-        # the time (a resample is then a few levels, not every item).
-        starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
-        pooled, hits = np.add.reduceat(weights, starts, axis=1), np.add.reduceat(weights * y, starts, axis=1)
+        pooled, hits = _resampled_levels(np.random.default_rng(seed), y, counts, resamples)
         levels_u = (values - centre) / scale
         fa, fb, _ = _newton(levels_u, pooled, hits, np.full(resamples, a), np.full(resamples, b))
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -104,6 +97,34 @@ def graded_fit(x: Any, y: Any, *, resamples: int = RESAMPLES, seed: Any = 0, cur
     curve = tuple(_sigmoid((grid - pse) / slope).tolist())
     return Fit(status, **(empty | found), n=len(x), levels=levels, curve_x=tuple(grid.tolist()), curve_p=curve,
                p_slope=p_slope, draws=draws if status is FitStatus.OK else None)  # fmt: skip
+
+
+def _resampled_levels(
+    rng: np.random.Generator, y: np.ndarray, counts: np.ndarray, resamples: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per bootstrap resample (len(y) items drawn with replacement) and level: how many items
+    were drawn there, and the sum of their responses. Each resample's likelihood pooled per level
+    (the items are in x's order, so each level's are adjacent): sum_i w_i (y_i eta - log(1 +
+    e^eta)) = S_l eta - W_l log(1 + e^eta) at each level's eta, the same maximum as item by item,
+    to float rounding, in a fraction of the time (a resample is then a few levels, not every item).
+
+    Drawn level by level, which is the same bootstrap: the number drawn at each level is
+    multinomial over the levels by their share of the items, and the items drawn at a level are
+    uniform among its own. One multinomial over every item (1,000 resamples of 1,500 items) took
+    0.1 s of the fit's 0.115 s; this takes a few hundredths."""
+    items = len(y)
+    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    pooled = rng.multinomial(items, counts / items, size=resamples)  # (resamples, levels)
+    flat = pooled.ravel()
+    # Each draw's level's first item and size, in (resample, level) order, then an item among them.
+    first = np.repeat(np.tile(starts, resamples), flat)
+    size = np.repeat(np.tile(counts, resamples), flat)
+    drawn = first + np.minimum((rng.random(len(first)) * size).astype(np.int64), size - 1)
+    some = flat > 0  # the (resample, level)s drawn at all: their draws are adjacent, in order
+    hits = np.zeros(len(flat))
+    if some.any():
+        hits[some] = np.add.reduceat(y[drawn], (np.cumsum(flat) - flat)[some])
+    return pooled.astype(float), hits.reshape(pooled.shape)
 
 
 def _slope_p(u: np.ndarray, y: np.ndarray, a: float, b: float, ll: float, a0: float) -> float | None:
