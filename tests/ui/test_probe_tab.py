@@ -164,7 +164,9 @@ def test_three_models_by_four_conditions_and_a_bad_model_fails_only_its_row(serv
             tick(page, condition)
         page.click("#probe-ask")
         # Four models (two baselines by default) by four conditions: the bad model's four cells failed.
-        expect(page.locator("#probe-status")).to_contain_text(re.compile(r"12 of 16 answered \(.*\) · 4 failed"))
+        # (The split of asked now / answered before, when there is one, is in brackets: whether a
+        # baseline's two identical requests meet in a cache depends on the order they are asked.)
+        expect(page.locator("#probe-status")).to_contain_text(re.compile(r"12 of 16 answered( \(.*\))? · 4 failed"))
         grid = page.locator("#probe-grid table")
         rows = grid.locator("tbody tr")
         expect(rows).to_have_count(4)
