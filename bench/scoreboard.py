@@ -25,7 +25,8 @@ Writes: 100,000 results recorded into a store three ways (new cells; every cell 
 changed answer; every cell again unchanged, as a cached re-run saves it), with this code and (with
 `--before`) the code before.
 
-Run from the repository root:  python -m bench.scoreboard [--sizes 100000,1000000] [--before DIR]
+Run from the repository root:  python -m bench.scoreboard [--sizes 100000,1000000] [--before DIR] [--keep DIR]
+(--keep: the filled stores are kept in DIR/SIZE/ and reused by the next run, for measuring again.)
 """
 
 from __future__ import annotations
@@ -413,6 +414,7 @@ def main() -> None:
     parser.add_argument("--before", help="an exported checkout of the code before, timed on a copy of each store")
     parser.add_argument("--write-count", type=int, default=100_000)
     parser.add_argument("--fit-before", action="store_true", help="also time `report --fit` with the code before")
+    parser.add_argument("--keep", help="a folder to keep each filled store in (SIZE/results.sqlite), reused when there")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--writes", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--size", type=int, help=argparse.SUPPRESS)
@@ -428,12 +430,18 @@ def main() -> None:
     print(f"cores {os.cpu_count()}, load average {os.getloadavg()[0]:.1f} at the start")
     for size in (int(s) for s in args.sizes.split(",")):
         with tempfile.TemporaryDirectory() as home:
-            path = Path(home) / "results.sqlite"
+            path = (Path(args.keep) / str(size) if args.keep else Path(home)) / "results.sqlite"  # the app's name
+            filled = path.exists()
+            path.parent.mkdir(parents=True, exist_ok=True)
             with Store(path) as store:
-                seconds, _ = timed(lambda s=store, n=size: scenario_of(n)["fill"](s, n))
+                seconds = 0.0 if filled else timed(lambda s=store, n=size: scenario_of(n)["fill"](s, n))[0]
                 stored = store.count()
-            print(f"\n## {stored:,} results ({path.stat().st_size / 2**20:,.0f} MB; filled in {seconds:.0f} s, "
-                  f"{stored / seconds:,.0f} results/s)")  # fmt: skip
+            how = (
+                "kept from an earlier run"
+                if filled
+                else f"filled in {seconds:.0f} s, {stored / seconds:,.0f} results/s"
+            )
+            print(f"\n## {stored:,} results ({path.stat().st_size / 2**20:,.0f} MB; {how})")
             runs = {"this code": measured(size, path, REPO, "this code")}
             if args.before:
                 copy = Path(home) / "before" / "results.sqlite"

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 import zlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -94,7 +94,7 @@ def heads(head: tuple[str, str, str, str], groups: Mapping[str, Any], by: Sequen
 
 def fit_rows_of(
     tallies: Mapping[Head, Tally],
-    graded: Mapping[Head, Iterable[tuple[float, float]]],
+    graded: Mapping[Head, Iterable[tuple[float, float]]] | Callable[[], Mapping[Head, Iterable[tuple[float, float]]]],
     param: str,
     *,
     resamples: int = RESAMPLES,
@@ -104,28 +104,53 @@ def fit_rows_of(
     """The rows of fits.fit_table from their parts: the choices' per-level tallies and the
     probabilities' (x, y) points, each per report row. Each fit is its own work with its own
     seed, so from PARALLEL_FROM fits on they are made in `workers` processes (default: the cores
-    this process may use), with the very rows one process makes."""
-    jobs: list[tuple] = []
-    for key, pairs in graded.items():  # the heavier ones first, so the processes share them out
-        pairs = list(pairs)
-        jobs.append((GRADED, key, [p[0] for p in pairs], [p[1] for p in pairs], None))
-    for key, tally in tallies.items():
-        levels = sorted(tally.levels.items())
-        counted = {"excluded": tally.excluded, "errors": tally.errors, "unrated": tally.unrated}
-        jobs.append((CHOICES, key, [x for x, _ in levels], [c[0] for _, c in levels], [c[1] for _, c in levels],
-                     counted))  # fmt: skip
-    workers = _cores() if workers is None else workers
-    if workers > 1 and len(jobs) >= PARALLEL_FROM:
-        import multiprocessing  # here: a store loads this module to keep its counts, and fits nothing
-        from concurrent.futures import ProcessPoolExecutor
+    this process may use), with the very rows one process makes.
 
-        made = partial(_fit_job, param=param, resamples=resamples, seed=seed)
-        context = multiprocessing.get_context("spawn")  # nothing of this process's threads or store
-        with ProcessPoolExecutor(min(workers, len(jobs)), mp_context=context) as pool:
-            rows = list(pool.map(made, jobs, chunksize=4))
-    else:
-        rows = [_fit_job(job, param=param, resamples=resamples, seed=seed) for job in jobs]
+    `graded` may be a function that reads the points: with PARALLEL_FROM choice fits or more, it
+    is called once those fits are under way in the processes, so that the reading (seconds at a
+    million results) and the fitting overlap."""
+    choice_jobs = [_choice_job(key, tally) for key, tally in tallies.items()]
+    workers = _cores() if workers is None else workers
+    if callable(graded) and (workers <= 1 or len(choice_jobs) < PARALLEL_FROM):
+        graded = graded()  # nothing under way to read beside
+    if workers <= 1 or (not callable(graded) and len(choice_jobs) + len(graded) < PARALLEL_FROM):
+        jobs = choice_jobs + [_graded_job(key, pairs) for key, pairs in graded.items()]
+        return sorted((_fit_job(job, param=param, resamples=resamples, seed=seed) for job in jobs), key=row_order)
+    import multiprocessing  # here: a store loads this module to keep its counts, and fits nothing
+    from concurrent.futures import ProcessPoolExecutor
+
+    made = partial(_fit_job, param=param, resamples=resamples, seed=seed)
+    context = multiprocessing.get_context("spawn")  # nothing of this process's threads or store
+    with ProcessPoolExecutor(workers, mp_context=context, initializer=_keep_freed_memory) as pool:
+        first = pool.map(made, choice_jobs, chunksize=4)  # every job handed out now
+        points = graded() if callable(graded) else graded
+        second = pool.map(made, [_graded_job(key, pairs) for key, pairs in points.items()], chunksize=2)
+        rows = [*first, *second]
     return sorted(rows, key=row_order)
+
+
+def _choice_job(key: Head, tally: Tally) -> tuple:
+    levels = sorted(tally.levels.items())
+    counted = {"excluded": tally.excluded, "errors": tally.errors, "unrated": tally.unrated}
+    return CHOICES, key, [x for x, _ in levels], [c[0] for _, c in levels], [c[1] for _, c in levels], counted
+
+
+def _graded_job(key: Head, pairs: Iterable[tuple[float, float]]) -> tuple:
+    pairs = list(pairs)
+    return GRADED, key, [p[0] for p in pairs], [p[1] for p in pairs], None
+
+
+def _keep_freed_memory() -> None:
+    """A fitting process keeps up to 64 MiB of the memory it frees (glibc's M_TRIM_THRESHOLD)
+    rather than handing it back at once: a bootstrap's arrays of 128 kB and more are freed and
+    asked for again thousands of times a second, and each time fresh pages cost a fault each
+    (bench/report_fits.py: the fits in a quarter less time). Nothing where there is no mallopt."""
+    import ctypes
+
+    try:
+        ctypes.CDLL(None).mallopt(-1, 64 << 20)  # M_TRIM_THRESHOLD
+    except (AttributeError, OSError, TypeError):
+        pass
 
 
 def _fit_job(job: tuple, *, param: str, resamples: int, seed: int) -> FitRow:

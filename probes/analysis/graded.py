@@ -88,7 +88,7 @@ def graded_fit(x: Any, y: Any, *, resamples: int = RESAMPLES, seed: Any = 0, cur
     if resamples > 0:
         pooled, hits = _resampled_levels(np.random.default_rng(seed), y, counts, resamples)
         levels_u = (values - centre) / scale
-        fa, fb, _ = _newton(levels_u, pooled, hits, np.full(resamples, a), np.full(resamples, b))
+        fa, fb, _ = _newton(levels_u, pooled, hits, np.full(resamples, a), np.full(resamples, b), likelihood=False)
         with np.errstate(divide="ignore", invalid="ignore"):
             draws, slopes = centre - fa * scale / fb, scale / fb
         draws = np.where(np.isfinite(draws), draws, np.inf)
@@ -111,20 +111,21 @@ def _resampled_levels(
     Drawn level by level, which is the same bootstrap: the number drawn at each level is
     multinomial over the levels by their share of the items, and the items drawn at a level are
     uniform among its own. One multinomial over every item (1,000 resamples of 1,500 items) took
-    0.1 s of the fit's 0.115 s; this takes a few hundredths."""
+    0.1 s of the fit's 0.115 s; this takes about 10 ms (bench/report_fits.py), most of it the one
+    uniform draw per item drawn."""
     items = len(y)
     starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
     pooled = rng.multinomial(items, counts / items, size=resamples)  # (resamples, levels)
-    flat = pooled.ravel()
-    # Each draw's level's first item and size, in (resample, level) order, then an item among them.
-    first = np.repeat(np.tile(starts, resamples), flat)
-    size = np.repeat(np.tile(counts, resamples), flat)
-    drawn = first + np.minimum((rng.random(len(first)) * size).astype(np.int64), size - 1)
-    some = flat > 0  # the (resample, level)s drawn at all: their draws are adjacent, in order
-    hits = np.zeros(len(flat))
-    if some.any():
-        hits[some] = np.add.reduceat(y[drawn], (np.cumsum(flat) - flat)[some])
-    return pooled.astype(float), hits.reshape(pooled.shape)
+    hits = np.zeros(pooled.shape)
+    for level, (start, count) in enumerate(zip(starts.tolist(), counts.tolist(), strict=True)):
+        drawn_here = pooled[:, level]  # per resample, in resample order
+        # Positions within the level, in the narrowest type that holds them (a third of the time).
+        narrow = np.uint16 if count <= 1 << 16 else np.int64
+        values = y[start : start + count][rng.integers(0, count, size=int(drawn_here.sum()), dtype=narrow)]
+        some = drawn_here > 0  # the resamples that drew here at all: their draws are adjacent
+        if some.any():
+            hits[some, level] = np.add.reduceat(values, (np.cumsum(drawn_here) - drawn_here)[some])
+    return pooled.astype(float), hits
 
 
 def _slope_p(u: np.ndarray, y: np.ndarray, a: float, b: float, ll: float, a0: float) -> float | None:

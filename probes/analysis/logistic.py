@@ -147,7 +147,10 @@ def fit_levels(
         status, found = placed(found, x[0], x[-1])
         return result(status, curve, **found)
     rng = np.random.default_rng(seed)
-    drawn = rng.binomial(n.astype(np.int64), _sigmoid(a + b * u), size=(resamples, len(x))).astype(float)
+    # Drawn level by level (each level's draws in a run: numpy sets its binomial sampler up once
+    # per run of the same n and p, not once per draw), then laid out a resample to a row.
+    fitted = _sigmoid(a + b * u)
+    drawn = rng.binomial(n.astype(np.int64)[:, None], fitted[:, None], size=(len(x), resamples)).T.astype(float)
     pses, slopes = _refit(x, u, n, drawn, a, b, centre, scale)
     found |= intervals(pses, slopes)
     status, found = placed(found, x[0], x[-1])
@@ -275,37 +278,92 @@ def _separation(x: np.ndarray, n: np.ndarray, k: np.ndarray) -> tuple[np.ndarray
     return kind, np.where(rising, max_neg, max_pos), np.where(rising, min_pos, min_neg)
 
 
-def _loglik(theta: np.ndarray, u: np.ndarray, n: np.ndarray, k: np.ndarray) -> np.ndarray:
-    eta = theta[:, :1] + theta[:, 1:] * u
-    return (k * eta - n * np.logaddexp(0.0, eta)).sum(axis=1)
+def _probability(eta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """P at logits `eta`, and e = exp(-|eta|) (kept for the log-likelihood): P = 1 / (1 + e) or
+    e / (1 + e) by eta's sign, neither of which overflows."""
+    e = np.exp(-np.abs(eta))
+    return np.where(eta >= 0, 1.0, e) / (1.0 + e), e
+
+
+def _loglik(eta: np.ndarray, e: np.ndarray, n: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """Each row's log-likelihood at logits `eta` (e as `_probability` gives it): log(1 + exp(eta))
+    = max(eta, 0) + log(1 + e), exact to the last place in absolute terms, which is what a sum needs."""
+    return (k * eta - n * (np.maximum(eta, 0.0) + np.log(1.0 + e))) @ np.ones(eta.shape[1])
 
 
 def _newton(
-    u: np.ndarray, n: np.ndarray, k: np.ndarray, a0: np.ndarray, b0: np.ndarray, iterations: int = 100
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    u: np.ndarray,
+    n: np.ndarray,
+    k: np.ndarray,
+    a0: np.ndarray,
+    b0: np.ndarray,
+    iterations: int = 100,
+    likelihood: bool = True,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """Maximum likelihood (a, b) of logit P = a + b u for every row of k at once; the rows must
-    not be separated (then the log-likelihood is strictly concave and has a finite maximum)."""
+    not be separated (then the log-likelihood is strictly concave and has a finite maximum).
+    `n` is one row for all, or a row each.
+
+    A Newton step is taken whole unless the likelihood would fall (then halved until it does
+    not). By concavity, L(candidate) - L(here) >= t s . g(candidate) for a step t s, and the
+    candidate's gradient g is needed for the next step anyway: where that bound is not negative
+    the candidate is taken without working the likelihood out (its logarithms are most of a
+    step's cost); only the other rows compare likelihoods. A row stops once its step is below
+    1e-12 of its parameters (or a whole step below 1e-8); the rest go on. The maximum
+    log-likelihoods are returned when `likelihood` (else None: a bootstrap has no use for them)."""
     theta = np.stack([a0, b0], axis=1).astype(float)
-    ll = _loglik(theta, u, n, k)
+    shared = n.ndim == 1 or n.shape[0] == 1
+    rows = np.arange(len(theta))
+    powers = np.stack([np.ones_like(u), u, u * u], axis=1)  # sums over levels as products (BLAS), not .sum
+    eta = theta[:, :1] + theta[:, 1:] * u
+    p, e = _probability(eta)
+    # A fall this small is rounding: |log-likelihood| is of the order of the replies (or items).
+    tolerance = 1e-12 * (1 + np.broadcast_to(n, k.shape) @ np.ones(k.shape[1]))
+    ll = np.full(len(theta), np.nan)  # worked out only where a comparison needs it
     for _ in range(iterations):
-        p = _sigmoid(theta[:, :1] + theta[:, 1:] * u)
-        r, w = k - n * p, n * p * (1 - p)
-        g0, g1 = r.sum(axis=1), (r * u).sum(axis=1)
-        h00, h01, h11 = w.sum(axis=1), (w * u).sum(axis=1), (w * u * u).sum(axis=1)
+        nn, kk, th = (n if shared else n[rows]), k[rows], theta[rows]
+        (g0, g1), (h00, h01, h11) = ((kk - nn * p) @ powers[:, :2]).T, ((nn * p * (1 - p)) @ powers).T
         det = np.maximum(h00 * h11 - h01 * h01, 1e-300)
         step = np.stack([(h11 * g0 - h01 * g1) / det, (h00 * g1 - h01 * g0) / det], axis=1)
-        t = np.ones(len(theta))
+        t = np.ones(len(rows))
         for _ in range(50):  # halve the step where it would lower the likelihood
-            candidate = theta + t[:, None] * step
-            new = _loglik(candidate, u, n, k)
-            worse = ~(new >= ll - 1e-12 * (1 + np.abs(ll)))
+            candidate = th + t[:, None] * step
+            new_eta = candidate[:, :1] + candidate[:, 1:] * u
+            new_p, new_e = _probability(new_eta)
+            bound = t * (((kk - nn * new_p) @ powers[:, :2]) * step).sum(axis=1)
+            worse = bound < -tolerance[rows]
+            if worse.any():
+                doubt = np.flatnonzero(worse)
+                here = ll[rows[doubt]]
+                unknown = np.isnan(here)
+                if unknown.any():
+                    at = doubt[unknown]
+                    here[unknown] = ll[rows[at]] = _loglik(eta[at], e[at], nn if shared else nn[at], kk[at])
+                there = _loglik(new_eta[doubt], new_e[doubt], nn if shared else nn[doubt], kk[doubt])
+                worse[doubt] = ~(there >= here - tolerance[rows[doubt]])
             if not worse.any():
                 break
             t = np.where(worse, t / 2, t)
-        theta, ll = np.where(worse[:, None], theta, candidate), np.where(worse, ll, new)
-        if np.all(np.abs(t[:, None] * step) <= 1e-12 * (1 + np.abs(theta))):
+        if worse.any():  # those rows stay where they are
+            kept = ~worse
+            th[kept], eta[kept], e[kept], p[kept] = candidate[kept], new_eta[kept], new_e[kept], new_p[kept]
+            ll[rows[kept]] = np.nan  # moved: to be worked out again if a comparison needs it
+        else:
+            th, eta, e, p = candidate, new_eta, new_e, new_p
+            ll[rows] = np.nan
+        theta[rows] = th
+        size, scale = np.abs(t[:, None] * step).max(axis=1), 1 + np.abs(th).min(axis=1)
+        # Done: a step below 1e-12, or a whole Newton step below 1e-8 (quadratic convergence leaves
+        # an error of the order of its square, below what a double holds; a halved step is no sign).
+        going = (size > 1e-12 * scale) & ((t < 1) | (size > 1e-8 * scale))
+        if not going.any():
             break
-    return theta[:, 0], theta[:, 1], ll
+        if not going.all():
+            rows, eta, e, p = rows[going], eta[going], e[going], p[going]
+    if not likelihood:
+        return theta[:, 0], theta[:, 1], None
+    final = theta[:, :1] + theta[:, 1:] * u
+    return theta[:, 0], theta[:, 1], _loglik(final, _probability(final)[1], n, k)
 
 
 def _refit(
@@ -325,8 +383,13 @@ def _refit(
     pses[step], slopes[step] = (low[step] + high[step]) / 2, 0.0
     fit = ~constant & (kind == 0)
     if fit.any():
-        count = int(fit.sum())
-        fa, fb, _ = _newton(u, n, drawn[fit], np.full(count, a), np.full(count, b))
+        # Every resample's first Newton step from the fit (a, b) shares its weights, so it is one
+        # product, without a logarithm or exponential; the search goes on from there.
+        p = _sigmoid(a + b * u)
+        basis = np.stack([np.ones_like(u), u], axis=1)
+        hessian = basis.T @ (basis * (n * p * (1 - p))[:, None])
+        start = np.array([a, b]) + np.linalg.solve(hessian, ((drawn[fit] - n * p) @ basis).T).T
+        fa, fb, _ = _newton(u, n, drawn[fit], start[:, 0], start[:, 1], likelihood=False)
         pses[fit], slopes[fit] = centre - fa * scale / fb, scale / fb
     return pses, slopes
 

@@ -5,7 +5,6 @@ code path, so a download from the app and the command's output agree column for 
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Iterable, Mapping, Sequence
 
 from probes.analysis.calibration import COLUMNS as CALIBRATION_COLUMNS
@@ -14,7 +13,7 @@ from probes.analysis.scoring import Counts, Row, aggregate, published_rows, refe
 from probes.core.errors import BenchmarkError
 from probes.core.registry import benchmark_ids, generated_families, get_benchmark
 from probes.core.types import Result
-from probes.files.spreadsheet import csv_text
+from probes.files.spreadsheet import csv_text, json_rows
 
 COLUMNS = list(Row.__dataclass_fields__)
 
@@ -103,7 +102,7 @@ def _dicts(rows: Sequence[Row], calibrations: Calibrations | None) -> list[dict]
 
 
 def to_json(rows: Sequence[Row], calibrations: Calibrations | None = None) -> str:
-    return json.dumps(_dicts(rows, calibrations), indent=2)
+    return json_rows(_dicts(rows, calibrations))
 
 
 def to_csv(rows: Sequence[Row], calibrations: Calibrations | None = None) -> str:

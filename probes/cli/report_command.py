@@ -14,7 +14,6 @@ Every view prints as a table, CSV or JSON (a list of rows).
 from __future__ import annotations
 
 import argparse
-import json
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -26,7 +25,7 @@ from probes.analysis.scoring import Row
 from probes.cli.table import table
 from probes.core.errors import UsageError
 from probes.core.types import AnswerKind
-from probes.files.spreadsheet import csv_text
+from probes.files.spreadsheet import csv_text, json_rows
 from probes.running.cells import Where
 from probes.running.fit_kept import stored_fits
 from probes.running.store import Store, default_path
@@ -64,7 +63,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     chosen = [[value] if value else [] for value in (args.model, args.mode, args.perturbation)]
     where = Where(args.benchmark, *chosen)
     with Store(path) as store:
-        if not views or args.fit:  # the groups there, from the counts the store keeps
+        if not views or (args.fit and args.by):  # the groups there, from the counts the store keeps
             cells = store.cells(where, groups=None)
             _check_groups({grp.partition("=")[0] for *_, grp in cells if grp}, args.by, bool(cells))
         if args.fit:
@@ -129,7 +128,7 @@ def _check_groups(known: set[str], by: Sequence[str], anything: bool) -> None:
 
 def _print(rows: list[Mapping[str, Any]], form: str) -> int:
     if form == "json":
-        print(json.dumps([_finite(row) for row in rows], indent=2, ensure_ascii=False))
+        print(json_rows(_finite(row) for row in rows))
     elif form == "csv":
         print(csv_text(list(rows[0]), rows) if rows else "", end="")
     else:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import numbers
 import re
 import unicodedata
@@ -82,3 +83,11 @@ def csv_text(columns: Sequence[str], rows: Iterable[Mapping[str, Any]]) -> str:
             raise ValueError(f"a row has keys that are not columns: {', '.join(map(str, unknown))}")
         writer.writerow([inert(row.get(name)) for name in columns])
     return buffer.getvalue()
+
+
+def json_rows(rows: Iterable[Any]) -> str:
+    """A JSON array with one row to a line: as readable a diff as an indented dump, and made by
+    the json module's C encoder (an indented dump is made in Python: 0.6 s of `report --fit`'s
+    846 rows of curves at a million results, against 0.2 s)."""
+    lines = [json.dumps(row, ensure_ascii=False) for row in rows]
+    return "[\n" + ",\n".join(lines) + "\n]" if lines else "[]"

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from probes.analysis import fit_points
@@ -147,9 +147,13 @@ def tallies(db: sqlite3.Connection, where: Where, param: str, by: Sequence[str])
     """The choice fits' parts per report row (overall, and each value of the groups in `by`),
     every origin pooled, as psychometric.fit_rows buckets results."""
     clause, values = where.sql()
+    if by:
+        columns, tail = "groups, x, n, positives, excluded, errors, unrated", ""
+    else:  # overall rows alone: the group sets (and origins) added up by SQLite, a tenth of the rows
+        columns = "'{}', x, SUM(n), SUM(positives), SUM(excluded), SUM(errors), SUM(unrated)"
+        tail = " GROUP BY benchmark, model, mode, perturbation, x"
     rows = db.execute(
-        f"SELECT benchmark, model, mode, perturbation, groups, x, n, positives, excluded, errors, unrated "
-        f"FROM fit_levels WHERE param = ? AND {clause}",
+        f"SELECT benchmark, model, mode, perturbation, {columns} FROM fit_levels WHERE param = ? AND {clause}{tail}",
         [param, *values],
     )
     found: dict[Head, Tally] = {}
@@ -171,13 +175,24 @@ def graded_points(db: sqlite3.Connection, where: Where, param: str, by: Sequence
     """The graded fits' (x, y) per report row, from the results with probabilities alone."""
     clause, values = where.sql()
     path = "$." + json.dumps(param)
+    # The group sets read only where a breakdown needs them: a quarter of a million rows at a
+    # million. The numbers are made floats here, not by SQLite, whose reading of a repr is off by
+    # a unit in the last place about once in 10,000 (the fits must equal those from Results).
     rows = db.execute(
-        f"SELECT benchmark, model, mode, perturbation, groups, json_extract(fit_points, ?), "
-        f"json_extract(fit_points, ?) FROM results WHERE probabilities IS NOT NULL AND {clause} "
-        f"AND json_extract(fit_points, ?) IS NOT NULL",
+        f"SELECT benchmark, model, mode, perturbation, {'groups' if by else 'NULL'}, "
+        f"json_extract(fit_points, ?), json_extract(fit_points, ?) FROM results "
+        f"WHERE probabilities IS NOT NULL AND {clause} AND json_extract(fit_points, ?) IS NOT NULL",
         [f"{path}[0]", f"{path}[2]", *values, f"{path}[2]"],
     )
     found: dict[Head, list] = {}
+    if not by:
+        for benchmark, model, mode, perturbation, _, x, y in rows:
+            key = (benchmark, model, mode, perturbation, "overall")
+            points = found.get(key)
+            if points is None:
+                points = found[key] = []
+            points.append((float(x), float(y)))
+        return found
     decoded: dict[str, dict] = {}
     for benchmark, model, mode, perturbation, groups, x, y in rows:
         names = decoded.get(groups)
@@ -190,7 +205,7 @@ def graded_points(db: sqlite3.Connection, where: Where, param: str, by: Sequence
 
 
 class _Store(Protocol):  # what of probes.running.store.Store this reads
-    def fit_parts(self, where: Where, param: str, by: Sequence[str] = ()) -> tuple[dict, dict] | None: ...
+    def fit_parts(self, where: Where, param: str, by: Sequence[str] = ()) -> tuple[dict, Callable[[], dict]] | None: ...
 
     def results(self, benchmark: str | None = None) -> list[Result]: ...
 
