@@ -347,3 +347,48 @@ def test_new_results_show_without_a_refresh(filled, tmp_path, monkeypatch):
     finally:
         shared_store().close()
         reset_caches()
+
+
+def test_mode_agreement_defaults_are_the_modes_sharing_the_most_items(monkeypatch):
+    """The chosen model and modes are those a direct count of the items each set of modes shares
+    (set intersections) picks, on random coverage: models asked in 1 to 5 modes, items missing
+    from some modes, a model asked for by name kept when it has two modes or more."""
+    import itertools
+    import random
+
+    from ui.scoreboard import items as views
+    from ui.scoreboard.data import mode_order
+
+    modes = ["0-shot", "4-shot", "0-shot+CoT", "4-shot+CoT", "custom"]
+    for seed in range(40):
+        rng = random.Random(seed)
+        rows = []
+        for model in (f"m{n}" for n in range(rng.randint(1, 5))):
+            for mode in rng.sample(modes, rng.randint(1, 5)):
+                kept = rng.random()
+                rows += [
+                    (model, mode, f"i{i}", rng.choice(["none", "grayscale"])) for i in range(60) if rng.random() < kept
+                ]
+        monkeypatch.setattr(views, "_rows", lambda *_, r=rows, **__: list(r))
+
+        def shared(model, combo, r=rows):
+            return len(set.intersection(*({(i, p) for m, o, i, p in r if (m, o) == (model, mode)} for mode in combo)))
+
+        def best(model, r=rows):
+            asked = sorted({o for m, o, *_ in r if m == model}, key=mode_order)
+            found = (0, 0, asked[:3])
+            for combo in itertools.chain(itertools.combinations(asked, 2), itertools.combinations(asked, 3)):
+                if (shared(model, combo), len(combo)) > found[:2]:
+                    found = (shared(model, combo), len(combo), list(combo))
+            return found
+
+        models = sorted({m for m, *_ in rows})
+        asked_for = rng.choice(models + [None]) if models else None
+        got = views.agreement_defaults(object(), "b", asked_for, ["run"])
+        if not models:
+            assert got == (None, [], [])
+            continue
+        several = asked_for is not None and len({o for m, o, *_ in rows if m == asked_for}) > 1
+        candidates = [asked_for] if several else models
+        chosen = max(candidates, key=lambda m: (best(m)[0], -candidates.index(m)))
+        assert got == (chosen, sorted({o for m, o, *_ in rows if m == chosen}, key=mode_order), best(chosen)[2])
