@@ -144,7 +144,7 @@ def _keep_freed_memory() -> None:
     """A fitting process keeps up to 64 MiB of the memory it frees (glibc's M_TRIM_THRESHOLD)
     rather than handing it back at once: a bootstrap's arrays of 128 kB and more are freed and
     asked for again thousands of times a second, and each time fresh pages cost a fault each
-    (bench/report_fits.py: the fits in a quarter less time). Nothing where there is no mallopt."""
+    (BENCHMARKS.md: the fits in a fifth to a third less time). Nothing where there is no mallopt."""
     import ctypes
 
     try:
