@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 import zlib
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -94,7 +94,7 @@ def heads(head: tuple[str, str, str, str], groups: Mapping[str, Any], by: Sequen
 
 def fit_rows_of(
     tallies: Mapping[Head, Tally],
-    graded: Mapping[Head, Iterable[tuple[float, float]]] | Callable[[], Mapping[Head, Iterable[tuple[float, float]]]],
+    graded: Mapping[Head, Iterable[tuple[float, float]]],
     param: str,
     *,
     resamples: int = RESAMPLES,
@@ -104,17 +104,12 @@ def fit_rows_of(
     """The rows of fits.fit_table from their parts: the choices' per-level tallies and the
     probabilities' (x, y) points, each per report row. Each fit is its own work with its own
     seed, so from PARALLEL_FROM fits on they are made in `workers` processes (default: the cores
-    this process may use), with the very rows one process makes.
-
-    `graded` may be a function that reads the points: with PARALLEL_FROM choice fits or more, it
-    is called once those fits are under way in the processes, so that the reading (seconds at a
-    million results) and the fitting overlap."""
-    choice_jobs = [_choice_job(key, tally) for key, tally in tallies.items()]
+    this process may use), with the very rows one process makes."""
+    # The heavier graded fits first, so the processes share them out.
+    jobs = [_graded_job(key, pairs) for key, pairs in graded.items()]
+    jobs += [_choice_job(key, tally) for key, tally in tallies.items()]
     workers = _cores() if workers is None else workers
-    if callable(graded) and (workers <= 1 or len(choice_jobs) < PARALLEL_FROM):
-        graded = graded()  # nothing under way to read beside
-    if workers <= 1 or (not callable(graded) and len(choice_jobs) + len(graded) < PARALLEL_FROM):
-        jobs = choice_jobs + [_graded_job(key, pairs) for key, pairs in graded.items()]
+    if workers <= 1 or len(jobs) < PARALLEL_FROM:
         return sorted((_fit_job(job, param=param, resamples=resamples, seed=seed) for job in jobs), key=row_order)
     import multiprocessing  # here: a store loads this module to keep its counts, and fits nothing
     from concurrent.futures import ProcessPoolExecutor
@@ -122,10 +117,7 @@ def fit_rows_of(
     made = partial(_fit_job, param=param, resamples=resamples, seed=seed)
     context = multiprocessing.get_context("spawn")  # nothing of this process's threads or store
     with ProcessPoolExecutor(workers, mp_context=context, initializer=_keep_freed_memory) as pool:
-        first = pool.map(made, choice_jobs, chunksize=4)  # every job handed out now
-        points = graded() if callable(graded) else graded
-        second = pool.map(made, [_graded_job(key, pairs) for key, pairs in points.items()], chunksize=2)
-        rows = [*first, *second]
+        rows = list(pool.map(made, jobs, chunksize=4))
     return sorted(rows, key=row_order)
 
 

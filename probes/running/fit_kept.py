@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Protocol
 
 from probes.analysis import fit_points
@@ -185,15 +185,7 @@ def graded_points(db: sqlite3.Connection, where: Where, param: str, by: Sequence
         [f"{path}[0]", f"{path}[2]", *values, f"{path}[2]"],
     )
     found: dict[Head, list] = {}
-    if not by:
-        for benchmark, model, mode, perturbation, _, x, y in rows:
-            key = (benchmark, model, mode, perturbation, "overall")
-            points = found.get(key)
-            if points is None:
-                points = found[key] = []
-            points.append((float(x), float(y)))
-        return found
-    decoded: dict[str, dict] = {}
+    decoded: dict[str | None, dict] = {None: {}}  # no group sets read: the overall rows alone
     for benchmark, model, mode, perturbation, groups, x, y in rows:
         names = decoded.get(groups)
         if names is None:
@@ -205,7 +197,7 @@ def graded_points(db: sqlite3.Connection, where: Where, param: str, by: Sequence
 
 
 class _Store(Protocol):  # what of probes.running.store.Store this reads
-    def fit_parts(self, where: Where, param: str, by: Sequence[str] = ()) -> tuple[dict, Callable[[], dict]] | None: ...
+    def fit_parts(self, where: Where, param: str, by: Sequence[str] = ()) -> tuple[dict, dict] | None: ...
 
     def results(self, benchmark: str | None = None) -> list[Result]: ...
 

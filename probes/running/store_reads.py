@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from probes.analysis import calibration_cells
@@ -141,21 +141,14 @@ class StoreReads:
         )  # fmt: skip
         return {key: sums for key, sums in found.items() if cells.wanted_grp(key[5], names)}
 
-    def fit_parts(self, where: Where, param: str, by: Sequence[str] = ()) -> tuple[dict, Callable[[], dict]] | None:
+    def fit_parts(self, where: Where, param: str, by: Sequence[str] = ()) -> tuple[dict, dict] | None:
         """What `report --fit param` fits (probes/analysis/fit_points.py): the choices' kept counts
-        per level, and a function that reads the probabilities' points (seconds at a million
-        results: fit_rows_of calls it while the choices are being fitted), per report row; None
-        where the kept counts cannot be trusted (the fits are then made from Results,
-        probes/running/fit_kept.py)."""
-
-        def graded_points() -> dict:
-            with self._lock:
-                return fit_kept.graded_points(self._db, where, param, by)
-
+        per level and the probabilities' points, per report row; None where the kept counts cannot
+        be trusted (the fits are then made from Results, probes/running/fit_kept.py)."""
         with self._lock:
             if not self._cells_kept():
                 return None
-            return fit_kept.tallies(self._db, where, param, by), graded_points
+            return fit_kept.tallies(self._db, where, param, by), fit_kept.graded_points(self._db, where, param, by)
 
     def version(self) -> tuple[int, int, int]:
         """Changes whenever the results may have: a commit by another connection (SQLite's

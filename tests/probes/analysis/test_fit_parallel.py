@@ -31,16 +31,11 @@ def _parts(cells: int) -> tuple[dict, dict]:
 
 
 def test_fits_made_in_processes_are_the_rows_one_process_makes():
-    tallies, graded = _parts(PARALLEL_FROM)  # as many choice fits as start the processes
+    tallies, graded = _parts(PARALLEL_FROM)
     alone = fit_rows_of(tallies, graded, "difference", resamples=200, workers=1)
     spread = fit_rows_of(tallies, graded, "difference", resamples=200, workers=2)
     assert len(alone) == len(tallies) + len(graded) >= PARALLEL_FROM
     assert [row.as_dict() for row in spread] == [row.as_dict() for row in alone]
-    # The probabilities' points read only once the choices are being fitted (as a store hands
-    # them over): the same rows again, the reading done once.
-    reads = []
-    later = fit_rows_of(tallies, lambda: reads.append(1) or graded, "difference", resamples=200, workers=2)
-    assert reads == [1] and [row.as_dict() for row in later] == [row.as_dict() for row in alone]
 
 
 def test_resamples_drawn_level_by_level_are_items_drawn_with_replacement():

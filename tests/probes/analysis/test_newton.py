@@ -20,7 +20,9 @@ def _glm(u: np.ndarray, n: np.ndarray, k: np.ndarray) -> tuple[float, float, flo
     fitted = sm.GLM(np.column_stack([k, n - k]), sm.add_constant(u), family=sm.families.Binomial()).fit(tol=1e-14)
     a, b = fitted.params
     # Its log-likelihood counts the binomial coefficients, which the fit's leaves out (constant in a, b).
-    coefficients = sum(math.lgamma(m + 1) - math.lgamma(j + 1) - math.lgamma(m - j + 1) for m, j in zip(n, k))
+    coefficients = sum(
+        math.lgamma(m + 1) - math.lgamma(j + 1) - math.lgamma(m - j + 1) for m, j in zip(n, k, strict=True)
+    )
     return float(a), float(b), float(fitted.llf) - coefficients
 
 
