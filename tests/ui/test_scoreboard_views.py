@@ -5,6 +5,7 @@ the compare panel, and a phone's stacked rows."""
 
 from __future__ import annotations
 
+import itertools
 import re
 import shutil
 from dataclasses import replace
@@ -255,4 +256,30 @@ def test_a_phone_sees_model_mode_accuracy_interval_and_n(browser, url, tmp_path,
     open_tab(page, "Curves", "#score-views")
     expect(page.locator("#score-curves .js-plotly-plot")).to_be_visible(timeout=FIRST_LOAD)
     screenshot(page, tmp_path, "scoreboard-phone-curves")
+    context.close()
+
+
+@pytest.mark.parametrize("modes", [["0-shot+CoT", "4-shot+CoT"], ["0-shot", "4-shot+CoT", "4-shot"]])
+def test_mode_agreement_names_do_not_run_into_each_other_on_a_phone(browser, tmp_path, modes):
+    """The Venn diagram's mode names (each with its count of items right) as a phone draws the
+    figure, 390 px wide: no two overlap, and none leaves the screen."""
+    from ui.scoreboard.charts import agreement_figure
+
+    regions = {combo: 5 for size in range(len(modes) + 1) for combo in itertools.combinations(modes, size)}
+    agreement = {"modes": modes, "regions": regions, "items": 40, "right": dict.fromkeys(modes, 100)}
+    figure = agreement_figure(agreement, "provider/a-long-model-name: items right per mode")
+    context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True)
+    page = context.new_page()
+    drawn = figure.to_html(full_html=False, include_plotlyjs=True, default_width="100%", config={"responsive": True})
+    phone = "<meta name='viewport' content='width=device-width, initial-scale=1'>"  # as the app's page says
+    page.set_content(f"<head>{phone}</head><body style='margin:0 16px'>{drawn}</body>")  # a phone's card
+    names = page.locator(".annotation-text", has_text="right)")
+    expect(names).to_have_count(len(modes))
+    boxes = [names.nth(index).bounding_box() for index in range(len(modes))]
+    for one, other in itertools.combinations(boxes, 2):
+        apart = (one["x"] + one["width"] <= other["x"] or other["x"] + other["width"] <= one["x"]
+                 or one["y"] + one["height"] <= other["y"] or other["y"] + other["height"] <= one["y"])  # fmt: skip
+        assert apart, (one, other)
+    assert all(0 <= box["x"] and box["x"] + box["width"] <= 390 for box in boxes), boxes
+    screenshot(page, tmp_path, "agreement-phone")
     context.close()

@@ -287,8 +287,11 @@ def agreement_figure(agreement: dict, title: str) -> go.Figure:
         shapes.append({"type": "circle", "x0": x - 1, "y0": y - 1, "x1": x + 1, "y1": y + 1,
                        "fillcolor": colour.format(a=0.25), "line": {"color": colour.format(a=0.9)}})  # fmt: skip
         name_x, name_y = layout["names"][index]
+        # Its count under its name, the two lines growing away from the circles: on one line, two
+        # names side by side ran into each other on a phone (390 px).
         notes.append({"x": name_x, "y": name_y, "showarrow": False, "font": {"size": 14},
-                      "text": f"<b>{label(modes[index])}</b> ({agreement['right'][modes[index]]} right)"})  # fmt: skip
+                      "yanchor": "bottom" if name_y > 0 else "top",
+                      "text": f"<b>{label(modes[index])}</b><br>({agreement['right'][modes[index]]} right)"})  # fmt: skip
     for positions, (x, y) in layout["regions"].items():
         count = regions[tuple(modes[i] for i in positions)]
         notes.append({"x": x, "y": y, "text": f"<b>{count}</b>", "showarrow": False, "font": {"size": 18}})
