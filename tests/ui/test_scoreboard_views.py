@@ -274,7 +274,7 @@ def test_mode_agreement_names_do_not_run_into_each_other_on_a_phone(browser, tmp
     phone = "<meta name='viewport' content='width=device-width, initial-scale=1'>"  # as the app's page says
     page.set_content(f"<head>{phone}</head><body style='margin:0 16px'>{drawn}</body>")  # a phone's card
     names = page.locator(".annotation-text", has_text="right)")
-    expect(names).to_have_count(len(modes))
+    expect(names).to_have_count(len(modes), timeout=WAIT_MS)
     boxes = [names.nth(index).bounding_box() for index in range(len(modes))]
     for one, other in itertools.combinations(boxes, 2):
         apart = (one["x"] + one["width"] <= other["x"] or other["x"] + other["width"] <= one["x"]
