@@ -22,7 +22,6 @@ unparsed or refused reply is wrong; an ungraded result (`correct` None) is left 
 from __future__ import annotations
 
 import itertools
-from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
@@ -164,13 +163,14 @@ def all_pairs(
 
 def detect_axis(results: Iterable[Result], a: str, b: str) -> str:
     """The one axis on which both A and B occur in these results; CompareError if none or several."""
-    return _detect_axis([verdict_of(r) for r in results], a, b)
+    verdicts = [verdict_of(r) for r in results]
+    return _detect_axis({axis: {v[AT[axis]] for v in verdicts} for axis in AXES}, a, b)
 
 
-def _detect_axis(verdicts: Sequence[Verdict], a: str, b: str) -> str:
+def _detect_axis(seen: Mapping[str, set[str]], a: str, b: str) -> str:
+    """The axis A and B are both values of, given each axis's values `seen`."""
     if a == b:
         raise CompareError(f"compare two different conditions; both are {a!r}")
-    seen = {axis: {v[AT[axis]] for v in verdicts} for axis in AXES}
     both = [axis for axis in AXES if a in seen[axis] and b in seen[axis]]
     if len(both) == 1:
         return both[0]
@@ -227,13 +227,59 @@ def compare_verdicts(
 ) -> list[PairedRow]:
     """`compare_many` on what pairing reads of each result (VERDICT_COLUMNS, as a store's `rows`
     gives them from its index): a million results need no Result made."""
+    return compare_coded(Coded.of(verdicts), comparisons, resamples, seed)
+
+
+def compare_coded(
+    coded: Coded,
+    comparisons: Sequence[Comparison],
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+) -> list[PairedRow]:
+    """`compare_verdicts` on verdicts already coded as arrays (the Scoreboard's Compare view)."""
     rows: list[PairedRow] = []
+    keys: dict[tuple, np.ndarray] = {}  # each selection's pairing keys, worked out once for the table
     for comparison in comparisons:
-        rows += _rows(verdicts, comparison, resamples, seed)
+        rows += _rows(coded, comparison, resamples, seed, keys)
     family = [i for i, row in enumerate(rows) if row.n_shared > 0]
     adjusted = holm([rows[i].p_value for i in family])
     holm_of = dict(zip(family, adjusted, strict=True))
     return [replace(row, p_holm=holm_of.get(i, 1.0)) for i, row in enumerate(rows)]
+
+
+CODED_COLUMNS = ("benchmark", "item_id", *AXES)
+
+
+@dataclass(frozen=True)
+class Coded:
+    """Verdicts as arrays: per verdict the position of its benchmark, item and axes' values in
+    `names[column]` (`codes[column]`), whether it is `usable` (a reply graded right or wrong) and
+    whether it is `right` (graded right, and answered rather than unparsed or refused)."""
+
+    names: Mapping[str, Sequence[str]]
+    codes: Mapping[str, np.ndarray]
+    usable: np.ndarray
+    right: np.ndarray
+
+    @classmethod
+    def of(cls, verdicts: Sequence[Verdict]) -> Coded:
+        names, codes = {}, {}
+        for column in CODED_COLUMNS:
+            values = [v[AT[column]] for v in verdicts]
+            index = {value: position for position, value in enumerate(dict.fromkeys(values))}
+            names[column] = list(index)
+            codes[column] = np.fromiter(map(index.__getitem__, values), np.int64, len(values))
+        usable = np.array([v[5] != ERROR and v[6] is not None for v in verdicts], dtype=bool)
+        right = np.array([bool(v[6]) and v[5] == ANSWERED for v in verdicts], dtype=bool)
+        return cls(names, codes, usable, right)
+
+    def position(self, column: str, value: str) -> int:
+        """`value`'s position among the column's names (-1: not there)."""
+        names = self.names[column]
+        return names.index(value) if value in names else -1
+
+    def values(self, column: str, rows: np.ndarray) -> set[str]:
+        return {self.names[column][c] for c in np.unique(self.codes[column][rows]).tolist()}
 
 
 def _check_axis(axis: str) -> None:
@@ -241,7 +287,17 @@ def _check_axis(axis: str) -> None:
         raise CompareError(f"unknown axis {axis!r}: one of {', '.join(AXES)}")
 
 
-def _rows(verdicts: Sequence[Verdict], comparison: Comparison, resamples: int, seed: int) -> list[PairedRow]:
+def dense_keys(*columns: np.ndarray) -> np.ndarray:
+    """One number per distinct combination of the columns' values (0, 1, ...): each step keeps the
+    numbers below rows x values, so no product of many columns' sizes can overflow."""
+    key = np.zeros(len(columns[0]), dtype=np.int64)
+    for column in columns:
+        key = np.unique(key * (int(column.max(initial=0)) + 1) + column, return_inverse=True)[1].astype(np.int64)
+    return key
+
+
+def _rows(coded: Coded, comparison: Comparison, resamples: int, seed: int,
+          kept: dict[tuple, np.ndarray]) -> list[PairedRow]:  # fmt: skip
     a, b = comparison.a, comparison.b
     for name in comparison.where:
         _check_axis(name)
@@ -250,56 +306,58 @@ def _rows(verdicts: Sequence[Verdict], comparison: Comparison, resamples: int, s
             f"cannot compare along {comparison.axis} while also fixing {comparison.axis}="
             f"{comparison.where[comparison.axis]!r}"
         )
-    fixed = [(AT[name], value) for name, value in comparison.where.items()]
-    chosen = [v for v in verdicts if all(v[at] == value for at, value in fixed)] if fixed else verdicts
+    chosen = np.ones(len(coded.usable), dtype=bool)
+    for name, value in comparison.where.items():
+        chosen &= coded.codes[name] == coded.position(name, value)
     if comparison.axis is None:
-        axis = _detect_axis(chosen, a, b)
+        axis = _detect_axis({name: coded.values(name, chosen) for name in AXES}, a, b)
     else:
         _check_axis(comparison.axis)
         if a == b:
             raise CompareError(f"compare two different conditions; both are {a!r}")
         axis = comparison.axis
-        present = {v[AT[axis]] for v in chosen}
+        present = coded.values(axis, chosen)
         missing = [name for name in (a, b) if name not in present]
         if missing:
             raise CompareError(
                 f"no results with {axis} {' or '.join(map(repr, missing))}; known: {', '.join(sorted(present)) or '(none)'}"
             )
-    side_at = AT[axis]
-    first, second = (AT[other] for other in AXES if other != axis)
-
-    by_benchmark: dict[str, dict[str, dict[tuple[str, ...], bool]]] = defaultdict(lambda: {a: {}, b: {}})
-    for v in chosen:
-        side = v[side_at]
-        if side != a and side != b:
-            continue
-        benchmark, item_id, status, correct = v[0], v[1], v[5], v[6]
-        per_side = by_benchmark[benchmark][side]  # the benchmark shows up even with nothing usable
-        if status == ERROR or correct is None:
-            continue
-        key = (item_id, v[first], v[second])
-        if key in per_side:
-            raise CompareError(f"two results for {benchmark} item {item_id} under {side!r}: {key}")
-        per_side[key] = bool(correct) and status == ANSWERED
-
-    pooled: list[tuple[bool, bool]] = []
+    memo = (axis, tuple(sorted(comparison.where.items())))
+    if memo not in kept:  # a pair is one item under both sides: same benchmark, item and other two axes
+        kept[memo] = dense_keys(*(coded.codes[c] for c in CODED_COLUMNS if c != axis))
+    key = kept[memo]
+    side_a, side_b = (chosen & (coded.codes[axis] == coded.position(axis, side)) for side in (a, b))
+    usable_a, usable_b = (_usable(coded, key, side, name, axis) for side, name in ((side_a, a), (side_b, b)))
+    shared, at_a, at_b = np.intersect1d(key[usable_a], key[usable_b], assume_unique=True, return_indices=True)
+    right_a, right_b = coded.right[usable_a][at_a], coded.right[usable_b][at_b]
+    benchmark = coded.codes["benchmark"][usable_a][at_a]
+    size = len(coded.names["benchmark"])
+    n = np.bincount(benchmark, minlength=size)
+    a_only = np.bincount(benchmark[right_a & ~right_b], minlength=size)
+    b_only = np.bincount(benchmark[right_b & ~right_a], minlength=size)
+    shown = coded.values("benchmark", side_a | side_b)  # a benchmark shows even with nothing usable
     rows = []
-    for benchmark in sorted(by_benchmark):
-        side_a, side_b = by_benchmark[benchmark][a], by_benchmark[benchmark][b]
-        pairs = [(side_a[key], side_b[key]) for key in side_a.keys() & side_b.keys()]
-        pooled += pairs
-        rows.append(_row(benchmark, comparison, pairs, resamples, seed))
+    for name in sorted(shown):
+        at = coded.position("benchmark", name)
+        rows.append(_row(name, comparison, int(n[at]), int(a_only[at]), int(b_only[at]), resamples, seed))
     if len(rows) > 1:
-        rows.append(_row(OVERALL, comparison, pooled, resamples, seed))
+        rows.append(_row(OVERALL, comparison, len(shared), int(a_only.sum()), int(b_only.sum()), resamples, seed))
     return rows
 
 
-def _row(
-    benchmark: str, comparison: Comparison, pairs: list[tuple[bool, bool]], resamples: int, seed: int
-) -> PairedRow:
-    n = len(pairs)
-    a_only = sum(1 for right_a, right_b in pairs if right_a and not right_b)
-    b_only = sum(1 for right_a, right_b in pairs if right_b and not right_a)
+def _usable(coded: Coded, key: np.ndarray, side: np.ndarray, name: str, axis: str) -> np.ndarray:
+    """The rows of one side graded right or wrong, in order; CompareError where one item has two."""
+    rows = np.flatnonzero(side & coded.usable)
+    _, first = np.unique(key[rows], return_index=True)
+    if len(first) < len(rows):
+        again = rows[np.setdiff1d(np.arange(len(rows)), first)[0]]
+        benchmark, item_id, *others = (coded.names[c][coded.codes[c][again]] for c in CODED_COLUMNS if c != axis)
+        raise CompareError(f"two results for {benchmark} item {item_id} under {name!r}: {(item_id, *others)}")
+    return rows
+
+
+def _row(benchmark: str, comparison: Comparison, n: int, a_only: int, b_only: int, resamples: int,
+         seed: int) -> PairedRow:  # fmt: skip
     diff = low = high = None
     if n:
         diff = round(100 * (a_only - b_only) / n, 2)

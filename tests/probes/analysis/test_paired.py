@@ -281,3 +281,70 @@ def test_the_same_tables_from_a_stores_index_as_from_results(tmp_path):
         assert any(row.n_shared > 0 and row.a_only and row.b_only for row in from_index)
     with pytest.raises(CompareError, match="no results with model 'm9'"):
         compare_verdicts(verdicts, [Comparison("m1", "m9", "model")])
+
+
+def _pairs_by_hand(results, comparison):
+    """The pairing spelled out: per benchmark, each side's verdict per (item, other axes); the
+    counts of the keys both sides have. ("duplicate", side) where a compared side has a key twice."""
+    axis = comparison.axis
+    others = [o for o in ("model", "mode", "perturbation") if o != axis]
+    chosen = [r for r in results if all(getattr(r, k) == v for k, v in comparison.where.items())]
+    sides = {comparison.a: {}, comparison.b: {}}
+    for r in chosen:
+        side = getattr(r, axis)
+        if side not in sides:
+            continue
+        per = sides[side].setdefault(r.benchmark, {})
+        if r.status is Status.ERROR or r.correct is None:
+            continue
+        key = (r.item_id, *(getattr(r, o) for o in others))
+        if key in per:
+            return ("duplicate", side)
+        per[key] = bool(r.correct) and r.status is Status.ANSWERED
+    counts = {}
+    for benchmark in sorted(sides[comparison.a].keys() | sides[comparison.b].keys()):
+        a, b = sides[comparison.a].get(benchmark, {}), sides[comparison.b].get(benchmark, {})
+        shared = a.keys() & b.keys()
+        counts[benchmark] = (
+            len(shared),
+            sum(a[k] and not b[k] for k in shared),
+            sum(b[k] and not a[k] for k in shared),
+        )
+    if len(counts) > 1:
+        counts[OVERALL] = tuple(sum(c[i] for c in counts.values()) for i in range(3))
+    return counts
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_the_pairing_counts_what_a_pairing_by_hand_counts(seed):
+    """On random results (several benchmarks, every status, ungraded replies, sometimes a key given
+    twice, comparisons restricted by `where`), every row's shared, A-only and B-only counts are those
+    of a pairing spelled out item by item, and a key given twice under a compared side is refused."""
+    rng = random.Random(seed)
+    values = {"model": ["m1", "m2", "m3"], "mode": ["0-shot", "4-shot"], "perturbation": ["none", "grayscale"]}
+    results = []
+    for benchmark in rng.sample(["b1", "b2", "b3"], rng.randint(1, 3)):
+        for item in range(rng.randint(0, 30)):
+            for model, mode, perturbation in itertools.product(*values.values()):
+                if rng.random() < 0.6:
+                    status = rng.choice(list(Status) + [Status.ANSWERED] * 3)
+                    correct = None if status is Status.ERROR or rng.random() < 0.1 else rng.random() < 0.5
+                    results.append(Result(benchmark, f"i{item}", model, mode, perturbation, status, correct=correct))
+    if results and rng.random() < 0.3:
+        results.append(rng.choice(results))  # the same key twice
+    rng.shuffle(results)
+    for axis, names in values.items():
+        others = {o: rng.choice(v) for o, v in values.items() if o != axis}
+        for where in ({}, dict([next(iter(others.items()))])):
+            a, b = rng.sample(names, 2)
+            comparison = Comparison(a, b, axis, where)
+            expected = _pairs_by_hand(results, comparison)
+            try:
+                rows = compare_many(results, [comparison], resamples=50)
+            except CompareError as refused:
+                twice = isinstance(expected, tuple)
+                assert twice or "no results with" in str(refused), str(refused)
+                if twice:
+                    assert f"under {expected[1]!r}" in str(refused)
+                continue
+            assert {r.benchmark: (r.n_shared, r.a_only, r.b_only) for r in rows} == expected
