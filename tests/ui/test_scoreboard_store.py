@@ -357,6 +357,7 @@ def test_mode_agreement_defaults_are_the_modes_sharing_the_most_items(monkeypatc
     import random
 
     from ui.scoreboard import items as views
+    from ui.scoreboard.answers import Answers
     from ui.scoreboard.data import mode_order
 
     modes = ["0-shot", "4-shot", "0-shot+CoT", "4-shot+CoT", "custom"]
@@ -369,7 +370,8 @@ def test_mode_agreement_defaults_are_the_modes_sharing_the_most_items(monkeypatc
                 rows += [
                     (model, mode, f"i{i}", rng.choice(["none", "grayscale"])) for i in range(60) if rng.random() < kept
                 ]
-        monkeypatch.setattr(views, "_rows", lambda *_, r=rows, **__: list(r))
+        read = Answers.of("b", [(m, o, p, i, "answered", i[-1] in "02468", None) for m, o, i, p in rows])
+        monkeypatch.setattr(views, "answers", lambda *_, a=read: a)
 
         def shared(model, combo, r=rows):
             return len(set.intersection(*({(i, p) for m, o, i, p in r if (m, o) == (model, mode)} for mode in combo)))

@@ -15,13 +15,14 @@ results, read only then (ui.scoreboard.curves.detailed)."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
 from probes.analysis.consistency import consistency, position_bias, rotation_of
-from probes.analysis.paired import CompareError, Comparison, Verdict, compare_verdicts
+from probes.analysis.paired import Coded, CompareError, Comparison, compare_coded
 from probes.running.store import Store
 from ui.scoreboard.curves import detailed
 from ui.scoreboard.data import Filters, Tally, mode_order, selected
@@ -63,33 +64,33 @@ def values(tally: Tally, filters: Filters, origins: Iterable[str], axis: str) ->
 def defaults(tally: Tally, filters: Filters, origins: Iterable[str], axis: str,
              a: str | None = None) -> tuple[str | None, list[str]]:  # fmt: skip
     """A (unless given): the value with the most graded answers; B: the one sharing the most items with A."""
-    graded = graded_keys(tally, filters.where(origins, ignore=(IGNORED[axis],)), AXES[axis])
+    graded = graded_keys(tally, filters, origins, IGNORED[axis], AXES[axis])
     if a not in graded:
         a = max(graded, key=lambda v: (len(graded[v]), v), default=None)
     if a is None or len(graded) < 2:
         return a, []
-    b = max((v for v in graded if v != a), key=lambda v: (len(graded[a] & graded[v]), v))
+    shared = {v: np.intersect1d(graded[a], graded[v], assume_unique=True).size for v in graded if v != a}
+    b = max(shared, key=lambda v: (shared[v], v))
     return a, [b]
 
 
-def pairs(tally: Tally, filters: Filters, origins: Iterable[str], axis: str, chosen: Sequence[str]) -> list[Verdict]:
+def pairs(tally: Tally, filters: Filters, origins: Iterable[str], axis: str, chosen: Sequence[str]) -> Coded:
     """What pairing reads of the results of the values compared (A and the Bs) that the other filters pass."""
-    where = filters.where(origins, ignore=(IGNORED[axis],))  # the Where field is named as the axis
-    return compared(tally, replace(where, **{axis: tuple(dict.fromkeys(v for v in chosen if v))}))
+    return compared(tally, filters, origins, IGNORED[axis], AXES[axis], [v for v in chosen if v])
 
 
 def _p(value: float) -> str:
     return "<0.0001" if value < 0.0001 else f"{value:.4f}"
 
 
-def paired(selected: Sequence[Verdict], axis: str, a: str | None, bs: Sequence[str], colours: Colours) -> Paired:
+def paired(selected: Coded, axis: str, a: str | None, bs: Sequence[str], colours: Colours) -> Paired:
     """The paired table and its chart for A against each B, on `selected` (one benchmark)."""
     bs = [b for b in dict.fromkeys(bs) if b and b != a][:MAX_B]
     if not a or not bs:
         return Paired("Choose A and at least one B to compare.", pd.DataFrame([], columns=PAIRED_COLUMNS),
                       empty("Choose A and B."))  # fmt: skip
     try:
-        rows = compare_verdicts(selected, [Comparison(a, b, AXES[axis]) for b in bs])
+        rows = compare_coded(selected, [Comparison(a, b, AXES[axis]) for b in bs])
     except CompareError as exc:
         return Paired(label(str(exc)), pd.DataFrame([], columns=PAIRED_COLUMNS), empty("Nothing to compare."))
     records = [

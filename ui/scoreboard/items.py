@@ -1,30 +1,25 @@
 """The Scoreboard's views of single results: which items each mode gets right (mode agreement),
 latencies with their medians, and the items a comparison pairs. Counts cannot answer these, so
-each reads the single results it needs, and only those: one benchmark, the series shown, from
-every store a visitor reads (public mode: the operator's, then their own), by the stores'
-`results_series` index, as a few columns rather than Results where it can. They run only while
-their view is open (ui/scoreboard/__init__.py), and what they read is kept with the counts' state
-(`derived`), so reopening a view costs nothing until a store changes."""
+each works from the single results of one benchmark, from every store a visitor reads (public
+mode: the operator's, then their own), read once as arrays (ui/scoreboard/answers.py) and kept
+until a store changes: the views select and count there. They run only while their view is open
+(ui/scoreboard/__init__.py)."""
 
 from __future__ import annotations
 
 import itertools
 import math
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Iterable, Sequence
 
-from probes.analysis.paired import VERDICT_COLUMNS, Verdict
+import numpy as np
+
+from probes.analysis.paired import Coded, dense_keys
 from probes.analysis.scoring import agreement_of
-from probes.running.cells import Where
-from ui.scoreboard.data import ALL, Filters, Tally, derived, mode_order
+from ui.scoreboard.answers import answers
+from ui.scoreboard.data import ALL, Filters, Tally, mode_order
 
 Coverage = dict[str, tuple[list[str], Counter]]  # model -> (its modes, graded (item, perturbation)s per mask)
-
-
-def _rows(tally: Tally, columns: Sequence[str], where: Where, graded: bool = False,
-          timed: bool = False) -> list[tuple]:  # fmt: skip
-    with tally.opened() as stores:
-        return [row for store in stores for row in store.rows(columns, where, graded=graded, timed=timed)]
 
 
 # --- mode agreement ------------------------------------------------------------------------------
@@ -35,23 +30,19 @@ def graded_items(tally: Tally, benchmark: str | None, perturbation: str, origins
     of the modes' positions in that list -> count). A set of modes shares the items whose mask
     holds all of them: a sum over a few masks, where intersecting sets of every item took a
     third of a second at a million results."""
-    wanted = tuple(sorted(origins))
-
-    def read(t: Tally) -> Coverage:
-        where = Where(benchmark, perturbations=() if perturbation == ALL else (perturbation,), origins=wanted)
-        bits: dict[str, dict[str, int]] = {}
-        masks: dict[str, dict[tuple[str, str], int]] = {}
-        for model, mode, item_id, perturbed in _rows(t, ("model", "mode", "item_id", "perturbation"), where, True):
-            own = bits.setdefault(model, {})
-            bit = own.get(mode)
-            if bit is None:
-                bit = own[mode] = 1 << len(own)
-            held = masks.setdefault(model, {})
-            key = (item_id, perturbed)
-            held[key] = held.get(key, 0) | bit
-        return {model: (list(bits[model]), Counter(held.values())) for model, held in masks.items()}
-
-    return derived(tally, f"graded\x1f{benchmark}\x1f{perturbation}\x1f{wanted}", read)
+    found = answers(tally, benchmark, origins)
+    graded = found.graded() & found.passing(Filters(benchmark, perturbation=perturbation))
+    coverage: Coverage = {}
+    for model in np.unique(found.model[graded]).tolist():
+        rows = graded & (found.model == model)
+        modes, position = np.unique(found.mode[rows], return_inverse=True)
+        keys = found.item[rows].astype(np.int64) * len(found.perturbations) + found.perturbation[rows]
+        _, key_of = np.unique(keys, return_inverse=True)
+        masks = [0] * (int(key_of.max()) + 1)
+        for key, bit in zip(key_of.tolist(), position.tolist(), strict=True):
+            masks[key] |= 1 << bit
+        coverage[found.models[model]] = ([found.modes[m] for m in modes.tolist()], Counter(masks))
+    return coverage
 
 
 def agreement_defaults(
@@ -88,13 +79,14 @@ def _best_modes(items: Coverage, model: str | None) -> tuple[str, list[str], lis
 def agreement(tally: Tally, filters: Filters, origins: Iterable[str], model: str, modes: Sequence[str]) -> dict:
     """`probes.analysis.scoring.mode_agreement` of one model in these modes, on the filters'
     benchmark and perturbation, from the graded replies' verdicts alone."""
-    perturbations = () if filters.perturbation == ALL else (filters.perturbation,)
-    where = Where(filters.benchmark, (model,), tuple(modes), perturbations, tuple(sorted(origins)))
-    rows = _rows(tally, ("item_id", "perturbation", "mode", "correct"), where, graded=True)
-    graded = (
-        ((filters.benchmark, model, perturbed, item_id), mode, correct) for item_id, perturbed, mode, correct in rows
-    )
-    return agreement_of(graded, sorted(modes, key=mode_order))
+    found = answers(tally, filters.benchmark, origins)
+    rows = np.flatnonzero(
+        found.graded() & found.passing(Filters(filters.benchmark, (model,), perturbation=filters.perturbation))
+        & np.isin(found.mode, found.codes("mode", modes))
+    )  # fmt: skip
+    keys = zip(found.perturbation[rows].tolist(), found.item[rows].tolist(), strict=True)  # one model, one benchmark
+    names = [found.modes[m] for m in found.mode[rows].tolist()]
+    return agreement_of(zip(keys, names, found.correct[rows].tolist(), strict=True), sorted(modes, key=mode_order))
 
 
 # --- latency ---------------------------------------------------------------------------------------
@@ -105,35 +97,44 @@ def latencies(
 ) -> dict[tuple[str, str], tuple[int, float, float]]:
     """(model, mode) -> (replies, mean seconds, median seconds), errors left out (they never got
     a reply). The median is the upper one of an even count, as the table always showed it."""
-    seconds: dict[tuple[str, str], list[float]] = defaultdict(list)
-    for model, mode, latency in _rows(tally, ("model", "mode", "latency"), filters.where(origins), timed=True):
-        seconds[(model, mode)].append(latency)
-    found = {}
-    for key, values in seconds.items():
-        values.sort()
-        found[key] = (len(values), math.fsum(values) / len(values), values[len(values) // 2])
-    return found
+    found = answers(tally, filters.benchmark, origins)
+    rows = np.flatnonzero(found.timed() & found.passing(filters))
+    series = found.model[rows].astype(np.int64) * len(found.modes) + found.mode[rows]
+    order = np.lexsort((found.latency[rows], series))
+    series, seconds = series[order], found.latency[rows][order]
+    starts = np.flatnonzero(np.diff(series, prepend=-1)).tolist()  # where each series begins
+    latency = {}
+    for start, end in itertools.pairwise([*starts, len(series)]):
+        model, mode = divmod(int(series[start]), len(found.modes))
+        values = seconds[start:end].tolist()
+        latency[(found.models[model], found.modes[mode])] = (len(values), math.fsum(values) / len(values),
+                                                              values[len(values) // 2])  # fmt: skip
+    return latency
 
 
 # --- comparisons -----------------------------------------------------------------------------------
 
+OTHERS = {"model": ("mode", "perturbation"), "mode": ("model", "perturbation"), "perturbation": ("model", "mode")}
 
-def graded_keys(tally: Tally, where: Where, axis: str) -> dict[str, set[tuple]]:
+
+def graded_keys(
+    tally: Tally, filters: Filters, origins: Iterable[str], ignore: str, axis: str
+) -> dict[str, np.ndarray]:
     """Per value of the axis (model, mode or perturbation), the (item, other axes) it has a graded
-    answer for."""
-    others = [a for a in ("model", "mode", "perturbation") if a != axis]
-
-    def read(t: Tally) -> dict[str, set[tuple]]:
-        found: dict[str, set[tuple]] = {}
-        for value, item_id, *rest in _rows(t, (axis, "item_id", *others), where, graded=True):
-            found.setdefault(value, set()).add((item_id, *rest))
-        return found
-
-    return derived(tally, f"keys\x1f{axis}\x1f{where}", read)
+    answer for, as distinct numbers (two values share an item where they share a number), among
+    the results the filters pass with the axis's own filter (`ignore`) left out."""
+    found = answers(tally, filters.benchmark, origins)
+    rows = found.graded() & found.passing(filters, ignore=(ignore,))
+    keys = dense_keys(found.item[rows], *(found.positions(other)[rows] for other in OTHERS[axis]))
+    values, names = found.positions(axis)[rows], found.names(axis)
+    return {names[v]: np.unique(keys[values == v]) for v in np.unique(values).tolist()}
 
 
-def compared(tally: Tally, where: Where) -> list[Verdict]:
-    """What pairing reads of the results a comparison pairs (VERDICT_COLUMNS), from the stores'
-    results_series index alone: no Result is made (a million results' benchmark pairs in about
+def compared(tally: Tally, filters: Filters, origins: Iterable[str], ignore: str, axis: str,
+             chosen: Sequence[str]) -> Coded:  # fmt: skip
+    """What pairing reads of the results of the chosen values of the axis that the other filters
+    pass, as arrays: no Result or tuple is made (a million results' benchmark pairs in a tenth of
     a second, where making Results took eight)."""
-    return _rows(tally, VERDICT_COLUMNS, where)
+    found = answers(tally, filters.benchmark, origins)
+    rows = found.passing(filters, ignore=(ignore,)) & np.isin(found.positions(axis), found.codes(axis, chosen))
+    return found.pairing(np.flatnonzero(rows))
