@@ -260,6 +260,20 @@ def child(args: argparse.Namespace) -> None:
         for kept in ("_cache", "_shown", "_derived", "_tallies"):
             getattr(scoreboard_data, kept, {}).clear()
 
+    def forget_results() -> None:
+        """Each view timed as the first one opened: nothing read of single results kept from
+        another (the code before kept what each view read under its own name)."""
+        from ui.scoreboard import curves
+        from ui.scoreboard import data as scoreboard_data
+
+        for kept in (scoreboard_data._derived, getattr(curves, "_details", {}), getattr(curves, "_fits", {})):
+            kept.clear()
+        try:
+            from ui.scoreboard import answers
+        except ImportError:
+            return
+        answers._kept.clear()
+
     figures["first view"], benchmark = timed(first_view)
     figures["benchmark"] = benchmark
     reopen()
@@ -297,15 +311,22 @@ def child(args: argparse.Namespace) -> None:
     except ImportError:  # the code before issue 24: these views' data came with `sync` and `scoreboard`
         modes_opened = None
     if modes_opened is not None:
+        forget_results()
         figures["Modes & latency opened"] = timed(
             lambda: modes_opened(benchmark, [], "all", "all", None, [], origins))[0]  # fmt: skip
         param = next(p for p in scenario["curves"] if p in _swept(benchmark))
+        forget_results()
         figures["Curves opened"] = timed(lambda: psychometric(benchmark, param, [], "all", "all"))[0]
         figures["Curves, again"] = timed(lambda: psychometric(benchmark, param, [], "all", "all"))[0]
         axis, a, b = scenario["compare"]
+        forget_results()
         figures["Compare opened"] = timed(lambda: (
             handlers.compare_choices(benchmark, axis, a, b, [], "all", "all", False),
             compare(benchmark, axis, a, b, [], "all", "all")))[0]  # fmt: skip
+        forget_results()
+        figures["Compare opened, A and B chosen for you"] = timed(lambda: compare(
+            benchmark, axis, *_values(handlers.compare_choices(benchmark, axis, None, [], [], "all", "all", False)),
+            [], "all", "all"))[0]  # fmt: skip
         # The alternative to kept counts, timed: every cell counted by a GROUP BY over the results
         # (json_each for the groups), as a read-only store from before the counts is read and as
         # an older store is upgraded once.
@@ -322,6 +343,11 @@ def child(args: argparse.Namespace) -> None:
         figures[f"{name} rows"] = len(json.loads(printed.getvalue()))
     figures["peak RSS MB"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps(figures))
+
+
+def _values(updates: tuple[dict, dict]) -> tuple[str, list[str]]:
+    """The A and B `compare_choices` chose."""
+    return updates[0]["value"], updates[1]["value"]
 
 
 def _swept(benchmark: str) -> list[str]:
