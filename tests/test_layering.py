@@ -7,6 +7,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import run_python
 from tests.support.import_graph import import_graph
 
@@ -113,3 +115,42 @@ def test_listing_benchmarks_and_models_does_not_load_torch_or_sdks():
     )
     out = run_python(code)
     assert out.strip() == "[]", out
+
+
+def test_a_report_loads_only_what_a_report_needs(tmp_path):
+    """`python -m probes report` is parsed with `report` alone and loads none of the other
+    commands (half a second at each start); it still reads a store and says its mistakes."""
+    from probes.core.types import Result, Status
+    from probes.running.store import Store
+
+    path = tmp_path / "results.sqlite"
+    with Store(path) as store:
+        store.record(Result("blind/touching-circles", "i1", "m", "0-shot", "none", Status.ANSWERED, correct=True))
+    code = (
+        "import sys, contextlib, io\n"
+        "from probes.cli import main\n"
+        "printed = io.StringIO()\n"
+        "with contextlib.redirect_stdout(printed):\n"
+        f"    assert main(['report', '--store', {str(path)!r}, '--format', 'json']) == 0\n"
+        f"    assert main(['report', '--store', {str(tmp_path / 'none.sqlite')!r}]) == 2\n"
+        "assert '\"correct\": 1' in printed.getvalue(), printed.getvalue()\n"
+        "print(sorted(m for m in ('probes.cli.commands', 'probes.cli.run_command', 'models.registry', 'torch',\n"
+        "                         'gradio') if m in sys.modules))\n"
+    )
+    assert run_python(code).strip() == "[]"
+
+
+@pytest.mark.parametrize(
+    "argv", [["report", "--help"], ["report", "--bogus"], ["report", "--format", "xml"], ["report"]]
+)
+def test_a_reports_help_and_mistakes_are_the_whole_command_lines(argv, capsys):
+    from probes.cli import commands, main
+
+    said = []
+    for entry in (main, commands.main):
+        try:
+            code = entry(argv)
+        except SystemExit as exit:
+            code = exit.code
+        said.append((code, capsys.readouterr()))
+    assert said[0] == said[1] and said[0][1].out + said[0][1].err

@@ -29,7 +29,7 @@ from pathlib import Path
 import pytest
 
 from probes.cli import commands, main
-from probes.cli.checks import store_problem
+from probes.cli.outcome import store_problem
 from probes.core.errors import InputRejected
 from probes.core.registry import get_benchmark
 from probes.core.selection import select_items

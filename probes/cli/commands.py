@@ -8,31 +8,23 @@ traceback was written, exit status 1.
 from __future__ import annotations
 
 import argparse
-import sqlite3
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from models import registry as model_registry
-from models.types import BackendError
 from probes.asking import perturb
-from probes.cli.checks import (
-    OneLineParser,
-    load_endpoints,
-    shell_words,
-    store_problem,
-    system_problem,
-    writable_folder,
-)
+from probes.cli import report_command
+from probes.cli.checks import load_endpoints, writable_folder
 from probes.cli.delete_command import add_delete_arguments
 from probes.cli.demo_command import add_demo_arguments
-from probes.cli.internal_errors import log_internal_error
+from probes.cli.outcome import DESCRIPTION, EXIT_INTERRUPTED, PROG, OneLineParser, handled, shell_words
 from probes.cli.progress import importing, reading, writing
 from probes.cli.report_command import add_report_arguments
-from probes.cli.run_command import EXIT_INTERRUPTED, cmd_run, positive_width
+from probes.cli.run_command import cmd_run, positive_width
 from probes.cli.toolkits_command import IMPORT_SOURCES, SET_FORMATS, import_toolkit, write_set
 from probes.cli.tools_command import add_tool_commands
-from probes.core.errors import InputRejected, ProbeError, UsageError
+from probes.core.errors import UsageError
 from probes.core.params import parse_params
 from probes.core.registry import benchmark_ids, get_benchmark
 from probes.core.types import LabelStyle, Mode
@@ -52,38 +44,12 @@ CUSTOM_HELP = (
 
 def main(argv: Sequence[str] | None = None) -> int:
     give_back_large_buffers()
-    parser = _parser()
-    args = parser.parse_args(argv)
-    try:
-        try:
-            return args.handler(args)
-        except sqlite3.DatabaseError as exc:
-            # A store damaged where opening it did not look (a data page), or a full disk: the
-            # user's to fix. Any other database error is a bug and goes on to be logged as one.
-            problem = store_problem(exc, getattr(args, "store", None))
-            if problem is None:
-                raise
-            raise InputRejected(problem) from None
-        except OSError as exc:
-            # A disk that filled up or a read-only file system, wherever it was met: not a bug.
-            problem = system_problem(exc)
-            if problem is None:
-                raise
-            raise InputRejected(problem) from None
-    except (ProbeError, BackendError) as exc:
-        print(f"error: {shell_words(str(exc))}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:  # before a run's own handler is in place (while building items)
-        print("interrupted: nothing was sent", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    except Exception:  # a bug: say so in one line; the traceback goes to a file, not the screen
-        where = log_internal_error(" ".join(sys.argv[1:] if argv is None else argv))
-        print(f"internal error (a bug, not your mistake): the details are in {where}", file=sys.stderr)
-        return 1
+    args = _parser().parse_args(argv)
+    return handled(args, argv)
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = OneLineParser(prog="python -m probes", description="Probe how vision-language models perceive.")
+    parser = OneLineParser(prog=PROG, description=DESCRIPTION)
     commands = parser.add_subparsers(dest="command", required=True)
 
     listing = commands.add_parser("list", help="benchmark ids with item counts")
@@ -196,8 +162,7 @@ def _parser() -> argparse.ArgumentParser:
         )
     )
 
-    report = commands.add_parser("report", help="accuracy tables, paired comparisons, fits from the results store")
-    add_report_arguments(report)
+    add_report_arguments(commands.add_parser("report", help=report_command.HELP))
     add_delete_arguments(commands.add_parser("delete", help="take a model's results out of the store (--yes to do it)"))
     add_tool_commands(commands)
     return parser

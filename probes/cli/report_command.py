@@ -22,13 +22,26 @@ from typing import Any
 from probes.analysis import calibration_cells, consistency, paired, polarity, psychometric
 from probes.analysis.report import cell_report_rows, to_csv, to_json
 from probes.analysis.scoring import Row
+from probes.cli.outcome import DESCRIPTION, PROG, OneLineParser, handled
 from probes.cli.table import table
 from probes.core.errors import UsageError
 from probes.core.types import AnswerKind
 from probes.files.spreadsheet import csv_text, json_rows
 from probes.running.cells import Where
 from probes.running.fit_kept import stored_fits
+from probes.running.heap import give_back_large_buffers
 from probes.running.store import Store, default_path
+
+HELP = "accuracy tables, paired comparisons, fits from the results store"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`python -m probes report ...` with nothing of the other commands loaded: the command line's
+    parser with `report` alone (the same options, help and mistakes as in the whole one)."""
+    give_back_large_buffers()
+    parser = OneLineParser(prog=PROG, description=DESCRIPTION)
+    add_report_arguments(parser.add_subparsers(dest="command", required=True).add_parser("report", help=HELP))
+    return handled(parser.parse_args(argv), argv)
 
 
 def add_report_arguments(report: argparse.ArgumentParser) -> None:

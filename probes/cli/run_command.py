@@ -15,7 +15,8 @@ from models.types import GenerateConfig
 from probes.analysis.scoring import aggregate
 from probes.asking import perturb
 from probes.benchmarks.custom import folder_id
-from probes.cli.checks import check_run_options, load_endpoints, shell_words
+from probes.cli.checks import check_run_options, load_endpoints
+from probes.cli.outcome import EXIT_INTERRUPTED, shell_words
 from probes.cli.progress import ProgressBar
 from probes.cli.table import table
 from probes.core.benchmark import Benchmark
@@ -33,7 +34,6 @@ from probes.running.store import Store
 # After the first Ctrl-C, replies in flight get this long to arrive (and be saved); a second
 # Ctrl-C abandons them at once. Abandoned requests are simply asked again by the next run.
 GRACE_SECONDS = 1.5
-EXIT_INTERRUPTED = 130
 
 
 def positive_width(text: str) -> float:

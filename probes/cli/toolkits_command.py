@@ -8,8 +8,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from probes.cli.outcome import EXIT_INTERRUPTED
 from probes.cli.progress import importing, reading, writing
-from probes.cli.run_command import EXIT_INTERRUPTED
 from probes.core.benchmark import Benchmark
 from probes.core.errors import UsageError
 from probes.core.registry import get_benchmark

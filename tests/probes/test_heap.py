@@ -42,7 +42,9 @@ FREED_ON_THREADS = textwrap.dedent(
 
 
 def _held_after(setting: str) -> float:
-    output = subprocess.run([sys.executable, "-c", FREED_ON_THREADS, setting], capture_output=True, text=True, check=True)
+    output = subprocess.run(
+        [sys.executable, "-c", FREED_ON_THREADS, setting], capture_output=True, text=True, check=True
+    )
     return float(output.stdout.strip())
 
 
@@ -71,3 +73,9 @@ def test_the_app_and_the_command_line_set_it_before_any_work(monkeypatch):
         commands.main(["--help"])
     app.build_demo()
     assert calls == ["command line", "app"]
+    from probes.cli import main, report_command
+
+    monkeypatch.setattr(report_command, "give_back_large_buffers", lambda: calls.append("report"))
+    with pytest.raises(SystemExit):
+        main(["report", "--help"])  # parsed apart from the other commands (probes/cli/__init__.py)
+    assert calls == ["command line", "app", "report"]
