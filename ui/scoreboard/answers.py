@@ -104,7 +104,8 @@ class Answers:
         """These rows as pairing reads them (probes/analysis/paired.py), without a tuple made."""
         names = {"benchmark": [self.benchmark], **{column: self.names(column) for column in CODED_COLUMNS[1:]}}
         codes = {column: self.positions(column)[rows].astype(np.int64) for column in CODED_COLUMNS[1:]}
-        right = (self.correct == 1) & (self.status == self.statuses.index(ANSWERED))
+        answered = self.statuses.index(ANSWERED) if ANSWERED in self.statuses else -1
+        right = (self.correct == 1) & (self.status == answered)
         return Coded(names, {"benchmark": np.zeros(len(rows), np.int64), **codes}, self.graded()[rows], right[rows])
 
 
