@@ -261,13 +261,16 @@ def child(args: argparse.Namespace) -> None:
             getattr(scoreboard_data, kept, {}).clear()
 
     def forget_results() -> None:
-        """Each view timed as the first one opened: nothing read of single results kept from
-        another (the code before kept what each view read under its own name)."""
+        """Each view timed as the first one opened after the first view: nothing of single results
+        kept from another view (what the first view worked out from the counts is kept, as it is
+        for a person who opens the tab, then a view)."""
         from ui.scoreboard import curves
         from ui.scoreboard import data as scoreboard_data
 
-        for kept in (scoreboard_data._derived, getattr(curves, "_details", {}), getattr(curves, "_fits", {})):
+        for kept in (getattr(curves, "_details", {}), getattr(curves, "_fits", {})):
             kept.clear()
+        for key in [k for k in scoreboard_data._derived if k[1].startswith(("graded\x1f", "keys\x1f"))]:
+            del scoreboard_data._derived[key]  # the code before kept single results' reads here
         try:
             from ui.scoreboard import answers
         except ImportError:
