@@ -265,10 +265,7 @@ class Coded:
     def of(cls, verdicts: Sequence[Verdict]) -> Coded:
         names, codes = {}, {}
         for column in CODED_COLUMNS:
-            values = [v[AT[column]] for v in verdicts]
-            index = {value: position for position, value in enumerate(dict.fromkeys(values))}
-            names[column] = list(index)
-            codes[column] = np.fromiter(map(index.__getitem__, values), np.int64, len(values))
+            names[column], codes[column] = positions([v[AT[column]] for v in verdicts])
         usable = np.array([v[5] != ERROR and v[6] is not None for v in verdicts], dtype=bool)
         right = np.array([bool(v[6]) and v[5] == ANSWERED for v in verdicts], dtype=bool)
         return cls(names, codes, usable, right)
@@ -280,6 +277,12 @@ class Coded:
 
     def values(self, column: str, rows: np.ndarray) -> set[str]:
         return {self.names[column][c] for c in np.unique(self.codes[column][rows]).tolist()}
+
+
+def positions(values: Sequence[str]) -> tuple[list[str], np.ndarray]:
+    """(the distinct values in order of first appearance, each value's position among them)."""
+    index = {value: position for position, value in enumerate(dict.fromkeys(values))}
+    return list(index), np.fromiter(map(index.__getitem__, values), np.int64, len(values))
 
 
 def _check_axis(axis: str) -> None:

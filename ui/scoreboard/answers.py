@@ -20,6 +20,7 @@ from operator import itemgetter
 import numpy as np
 
 from probes.analysis.paired import CODED_COLUMNS, Coded
+from probes.analysis.paired import positions as value_positions
 from probes.core.errors import ProbeError
 from probes.core.types import Status
 from probes.running.cells import Where
@@ -40,7 +41,7 @@ class Answers:
     perturbations: list[str]
     item_ids: list[str]
     statuses: list[str]
-    model: np.ndarray  # int32 positions into the lists above
+    model: np.ndarray  # int64 positions into the lists above
     mode: np.ndarray
     perturbation: np.ndarray
     item: np.ndarray
@@ -55,7 +56,7 @@ class Answers:
             list(map(itemgetter(i), rows)) for i in range(7)
         )
         lists, codes = zip(
-            *(_positions(column) for column in (model, mode, perturbation, item_id, status)), strict=True
+            *(value_positions(column) for column in (model, mode, perturbation, item_id, status)), strict=True
         )
         return cls(benchmark, *lists, *codes, _verdicts(correct), np.array(latency, dtype=np.float64))
 
@@ -73,7 +74,7 @@ class Answers:
     def codes(self, column: str, names: Iterable[str]) -> np.ndarray:
         """The positions of these names in a column's list (names it does not hold left out)."""
         index = {name: position for position, name in enumerate(self.names(column))}
-        return np.array([index[n] for n in names if n in index], dtype=np.int32)
+        return np.array([index[n] for n in names if n in index], dtype=np.int64)
 
     def answered(self) -> np.ndarray:
         """Which results are replies (not errors)."""
@@ -103,7 +104,7 @@ class Answers:
     def pairing(self, rows: np.ndarray) -> Coded:
         """These rows as pairing reads them (probes/analysis/paired.py), without a tuple made."""
         names = {"benchmark": [self.benchmark], **{column: self.names(column) for column in CODED_COLUMNS[1:]}}
-        codes = {column: self.positions(column)[rows].astype(np.int64) for column in CODED_COLUMNS[1:]}
+        codes = {column: self.positions(column)[rows] for column in CODED_COLUMNS[1:]}
         answered = self.statuses.index(ANSWERED) if ANSWERED in self.statuses else -1
         right = (self.correct == 1) & (self.status == answered)
         return Coded(names, {"benchmark": np.zeros(len(rows), np.int64), **codes}, self.graded()[rows], right[rows])
@@ -131,12 +132,6 @@ def _names(stores: Sequence, where: Where) -> dict[str, list[str]]:
     return {**found, "status": STATUSES}
 
 
-def _positions(values: Sequence[str]) -> tuple[list[str], np.ndarray]:
-    """(the distinct values in order of first appearance, each value's position among them)."""
-    index = {value: position for position, value in enumerate(dict.fromkeys(values))}
-    return list(index), np.fromiter(map(index.__getitem__, values), np.int32, len(values))
-
-
 def _verdicts(correct: Sequence[int | None]) -> np.ndarray:
     verdict = np.array(correct, dtype=np.float64)  # None -> NaN
     return np.where(np.isnan(verdict), NO_VERDICT, verdict != 0).astype(np.int8)
@@ -158,8 +153,8 @@ def read(stores: Sequence, benchmark: str, origins: Iterable[str]) -> Answers:
     digits, remaining = {}, np.array(packed, dtype=np.int64)
     for column in reversed(CODED):
         remaining, digits[column] = np.divmod(remaining, max(len(names[column]), 1))
-    item_ids, items = _positions(item_id)
-    coded = [digits[column].astype(np.int32) for column in CODED]
+    item_ids, items = value_positions(item_id)
+    coded = [digits[column] for column in CODED]
     return Answers(benchmark, names["model"], names["mode"], names["perturbation"], item_ids, STATUSES, coded[0],
                    coded[1], coded[2], items, coded[3], _verdicts(correct), np.array(latency, dtype=np.float64))  # fmt: skip
 

@@ -36,8 +36,7 @@ def graded_items(tally: Tally, benchmark: str | None, perturbation: str, origins
     for model in np.unique(found.model[graded]).tolist():
         rows = graded & (found.model == model)
         modes, position = np.unique(found.mode[rows], return_inverse=True)
-        keys = found.item[rows].astype(np.int64) * len(found.perturbations) + found.perturbation[rows]
-        _, key_of = np.unique(keys, return_inverse=True)
+        key_of = dense_keys(found.item[rows], found.perturbation[rows])  # one number per (item, perturbation)
         masks = [0] * (int(key_of.max()) + 1)
         for key, bit in zip(key_of.tolist(), position.tolist(), strict=True):
             masks[key] |= 1 << bit
