@@ -14,8 +14,11 @@ breakdown adds the group sets up in Python, decoding each set once. Levels are k
 of their float (repr), so the level a fit reads is exactly the one Python computed.
 
 A graded fit (of the probabilities) bootstraps over items (probes/analysis/graded.py): it needs
-each item's probability, not sums, so `graded_points` reads them from `fit_points` of the results
-with probabilities alone (through the partial index of those), without making Results.
+each item's probability, not sums, so the same triggers keep every result's graded points, (x, y)
+per parameter, in the narrow `fit_graded`, one row a result and parameter, keyed by the report's
+head first: `graded_points` reads a parameter's points there as one joined text per cell and group
+set. (Read from the results' own `fit_points` they cost 1.6-2.8 s at a million: a row lookup and two
+json_extract calls for each of 250,000 results; from `fit_graded`, 0.2-0.4 s.)
 
 A store whose counts cannot be trusted (opened read-only from an older version, or written by one
 since: the schema marker says so) is fitted from its Results, as before; the next writer works
@@ -48,6 +51,14 @@ CREATE TABLE IF NOT EXISTS fit_levels (
     results INTEGER NOT NULL, n INTEGER NOT NULL, positives INTEGER NOT NULL, excluded INTEGER NOT NULL,
     errors INTEGER NOT NULL, unrated INTEGER NOT NULL,
     PRIMARY KEY (param, benchmark, model, mode, perturbation, origin, groups, x)
+) WITHOUT ROWID
+"""
+GRADED_TABLE = """
+CREATE TABLE IF NOT EXISTS fit_graded (
+    param TEXT NOT NULL, benchmark TEXT NOT NULL, model TEXT NOT NULL, mode TEXT NOT NULL,
+    perturbation TEXT NOT NULL, origin TEXT NOT NULL, groups TEXT NOT NULL, item_id TEXT NOT NULL,
+    x TEXT NOT NULL, y TEXT NOT NULL,
+    PRIMARY KEY (param, benchmark, model, mode, perturbation, origin, groups, item_id)
 ) WITHOUT ROWID
 """
 _HEAD = ("benchmark", "model", "mode", "perturbation", "origin", "groups")
@@ -92,6 +103,26 @@ def _upsert(row: str, sign: str) -> str:
     )
 
 
+def _keep_graded(row: str) -> str:
+    """The row's graded points (those with a y) into fit_graded. OR REPLACE: an older version's
+    INSERT OR REPLACE of results removes the row it replaces without the delete trigger, and its
+    write must not fail on the points left behind (the schema marker has the counts redone)."""
+    return (
+        f"INSERT OR REPLACE INTO fit_graded (param, {', '.join(_HEAD)}, item_id, x, y) SELECT j.key, "
+        f"{', '.join(f'{row}.{name}' for name in _HEAD)}, {row}.item_id, json_extract(j.value, '$[0]'), "
+        f"json_extract(j.value, '$[2]') FROM json_each({row}.fit_points) AS j "
+        f"WHERE {row}.fit_points IS NOT NULL AND json_extract(j.value, '$[2]') IS NOT NULL;"
+    )
+
+
+def _drop_graded(row: str) -> str:
+    keys = " AND ".join(f"{name} = {row}.{name}" for name in (*_HEAD, "item_id"))
+    return (
+        f"DELETE FROM fit_graded WHERE {row}.fit_points IS NOT NULL AND param IN (SELECT key FROM "
+        f"json_each({row}.fit_points)) AND {keys};"
+    )
+
+
 def _tidy(row: str) -> str:
     keys = " AND ".join(f"{name} = {row}.{name}" for name in _HEAD)
     return (
@@ -100,16 +131,16 @@ def _tidy(row: str) -> str:
     )
 
 
-_WATCHED = (*_HEAD, COLUMN)
+_WATCHED = (*_HEAD, "item_id", COLUMN)
 TRIGGER_NAMES = ("fit_levels_after_insert", "fit_levels_after_delete", "fit_levels_after_update")
 TRIGGERS = (
     f"CREATE TRIGGER fit_levels_after_insert AFTER INSERT ON results WHEN new.fit_points IS NOT NULL "
-    f"BEGIN {_upsert('new', '')} END",
+    f"BEGIN {_upsert('new', '')} {_keep_graded('new')} END",
     f"CREATE TRIGGER fit_levels_after_delete AFTER DELETE ON results WHEN old.fit_points IS NOT NULL "
-    f"BEGIN {_upsert('old', '-')} {_tidy('old')} END",
+    f"BEGIN {_upsert('old', '-')} {_tidy('old')} {_drop_graded('old')} END",
     f"CREATE TRIGGER fit_levels_after_update AFTER UPDATE ON results WHEN "
     f"({' OR '.join(f'old.{name} IS NOT new.{name}' for name in _WATCHED)}) "
-    f"BEGIN {_upsert('old', '-')} {_tidy('old')} {_upsert('new', '')} END",
+    f"BEGIN {_upsert('old', '-')} {_tidy('old')} {_drop_graded('old')} {_upsert('new', '')} {_keep_graded('new')} END",
 )
 
 
@@ -138,6 +169,13 @@ def rebuild(db: sqlite3.Connection) -> None:
         f"SELECT j.key, {head}, json_extract(j.value, '$[0]'), {', '.join(f'SUM({_COUNTED[c]})' for c in _COUNTS)} "
         f"FROM results AS r, json_each(r.fit_points) AS j WHERE r.fit_points IS NOT NULL "
         f"GROUP BY j.key, {head}, json_extract(j.value, '$[0]')"
+    )
+    db.execute(GRADED_TABLE)
+    db.execute("DELETE FROM fit_graded")
+    db.execute(
+        f"INSERT INTO fit_graded (param, {', '.join(_HEAD)}, item_id, x, y) SELECT j.key, {head}, r.item_id, "
+        f"json_extract(j.value, '$[0]'), json_extract(j.value, '$[2]') FROM results AS r, json_each(r.fit_points) AS j "
+        f"WHERE r.fit_points IS NOT NULL AND json_extract(j.value, '$[2]') IS NOT NULL"
     )
     for statement in TRIGGERS:
         db.execute(statement)
@@ -172,31 +210,24 @@ def tallies(db: sqlite3.Connection, where: Where, param: str, by: Sequence[str])
 
 
 def graded_points(db: sqlite3.Connection, where: Where, param: str, by: Sequence[str]) -> dict[Head, list]:
-    """The graded fits' (x, y) per report row, from the results with probabilities alone."""
+    """The graded fits' (x, y) per report row, from fit_graded: each cell's (and, for a breakdown,
+    each origin's and group set's) points come back as two joined texts, grouped in the table's
+    own order (no sort), so SQLite hands Python a few hundred strings, not 250,000 rows."""
     clause, values = where.sql()
-    path = "$." + json.dumps(param)
-    # The group sets read only where a breakdown needs them: a quarter of a million rows at a
-    # million. The numbers are made floats here, not by SQLite, whose reading of a repr is off by
-    # a unit in the last place about once in 10,000 (the fits must equal those from Results).
-    # A result without this parameter's point reads as NULL and is passed over below (leaving it
-    # to SQL took a third json_extract a row: 0.25 s at a million).
+    keys = f"benchmark, model, mode, perturbation{', origin, groups' if by else ''}"
     rows = db.execute(
-        f"SELECT benchmark, model, mode, perturbation, {'groups' if by else 'NULL'}, "
-        f"json_extract(fit_points, ?), json_extract(fit_points, ?) FROM results "
-        f"WHERE probabilities IS NOT NULL AND {clause} AND fit_points IS NOT NULL",
-        [f"{path}[0]", f"{path}[2]", *values],
+        f"SELECT benchmark, model, mode, perturbation, {'groups' if by else 'NULL'}, group_concat(x), group_concat(y) "
+        f"FROM fit_graded WHERE param = ? AND {clause} GROUP BY {keys}",
+        [param, *values],
     )
     found: dict[Head, list] = {}
-    decoded: dict[str | None, dict] = {None: {}}  # no group sets read: the overall rows alone
-    for benchmark, model, mode, perturbation, groups, x, y in rows:
-        if y is None:
-            continue
-        names = decoded.get(groups)
-        if names is None:
-            names = decoded[groups] = json.loads(groups)
-        point = (float(x), float(y))
+    for benchmark, model, mode, perturbation, groups, xs, ys in rows:
+        names = json.loads(groups) if groups is not None else {}
+        # Made floats here, not by SQLite, whose reading of a repr is off by a unit in the last
+        # place about once in 10,000 (the fits must equal those from Results). A repr holds no comma.
+        points = list(zip(map(float, xs.split(",")), map(float, ys.split(",")), strict=True))
         for head in heads((benchmark, model, mode, perturbation), names, by):
-            found.setdefault(head, []).append(point)
+            found.setdefault(head, []).extend(points)
     return found
 
 

@@ -23,8 +23,8 @@ from probes.running.cells import EVERYTHING, Key, Where
 # 2: results.score; 3: results.origin; 4: results.ungraded; 5: cells (probes/running/cells.py);
 # 6: results.probabilities (JSON: {"p": {answer: probability}, "mass": share, "top": [[token, p]]});
 # 7: results' calibration columns and calibration_cells (probes/running/calibration_kept.py),
-#    results.fit_points and fit_levels (probes/running/fit_kept.py)
-SCHEMA_VERSION = 7
+#    results.fit_points and fit_levels (probes/running/fit_kept.py); 8: fit_graded (the same module)
+SCHEMA_VERSION = 8
 RESULT_COLUMNS = (
     "benchmark", "item_id", "model", "mode", "perturbation", "status", "reply", "parsed", "correct", "score", "target",
     "latency", "input_tokens", "output_tokens", "error", "prompt_hash", "cache_key", "groups", "item_ref", "created_at",
@@ -179,7 +179,7 @@ class StoreReads:
     def _cells_kept(self) -> bool:
         """Whether the kept counts are current: the table is there and no older version has
         written the store since (it would have marked its own version)."""
-        kept = {"cells", "calibration_cells", "fit_levels", "meta"}
+        kept = {"cells", "calibration_cells", "fit_levels", "fit_graded", "meta"}
         names = {row[0] for row in self._db.execute(
             f"SELECT name FROM sqlite_master WHERE name IN ({', '.join('?' * len(kept))})", sorted(kept))}  # fmt: skip
         if names != kept:

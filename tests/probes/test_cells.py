@@ -172,7 +172,7 @@ def test_a_store_from_before_the_counts_is_counted_once_when_opened_for_writing(
     db.close()
     with Store(varied) as store:
         marked = store._db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0]
-        assert marked == str(SCHEMA_VERSION) == "7"
+        assert marked == str(SCHEMA_VERSION) == "8"
         assert store._cells_kept()
         assert kept_rows(store) == decoded_rows(store)
         fill(store, random.Random(3), 300, items=500)  # and kept from then on

@@ -22,7 +22,7 @@ from probes.running import calibration_kept, fit_kept
 from probes.running.cells import EVERYTHING, Where
 from probes.running.fit_kept import stored_fits
 from probes.running.store import Store
-from tests.support.older_stores import before_calibration_sums
+from tests.support.older_stores import before_calibration_sums, before_graded_points
 
 BENCHMARKS = ("illusion/a", "illusion/b", "blind/c")
 MODELS = ("openai/a", "hf/b", "anthropic/c")
@@ -83,6 +83,14 @@ def kept(store: Store, where: Where, param: str, by=()) -> list[dict]:
     return [row.as_dict() for row in stored_fits(store, where, param, by, resamples=RESAMPLES)]
 
 
+def kept_tables(store: Store) -> tuple[list, list]:
+    """Every row of the kept counts and of the kept graded points, in order."""
+    return (
+        store._db.execute("SELECT * FROM fit_levels ORDER BY 1, 2, 3, 4, 5, 6, 7, 8").fetchall(),
+        store._db.execute("SELECT * FROM fit_graded ORDER BY 1, 2, 3, 4, 5, 6, 7, 8").fetchall(),
+    )
+
+
 def assert_same(store: Store, where: Where = EVERYTHING, param: str = "difference", by=("inducers", "gap")) -> None:
     found, expected = kept(store, where, param, by), from_results(store, where, param, by)
     assert len(found) == len(expected) and found == expected
@@ -120,19 +128,20 @@ def test_replacements_moves_and_deletions_keep_the_counts_right(varied):
         store.delete(Where(models=["hf/b"], modes=["4-shot"]))
         assert_same(store)
         store.delete(Where(models=list(MODELS)))
-        assert store._db.execute("SELECT COUNT(*) FROM fit_levels").fetchone()[0] == 0
+        assert kept_tables(store) == ([], [])
 
 
 def test_an_unchanged_re_run_leaves_the_counts_alone(varied):
     with Store(varied) as store:
-        before = store._db.execute("SELECT * FROM fit_levels ORDER BY 1, 2, 3, 4, 5, 6, 7, 8").fetchall()
+        before = kept_tables(store)
+        assert before[1]  # graded points among them
         store.record_many([(r, None, "") for r in store.results()])
-        assert store._db.execute("SELECT * FROM fit_levels ORDER BY 1, 2, 3, 4, 5, 6, 7, 8").fetchall() == before
+        assert kept_tables(store) == before
 
 
 def test_a_store_from_before_the_counts_is_counted_once_when_opened_for_writing(varied):
     with Store(varied) as store:
-        kept_before = store._db.execute("SELECT * FROM fit_levels ORDER BY 1, 2, 3, 4, 5, 6, 7, 8").fetchall()
+        kept_before = kept_tables(store)
     with sqlite3.connect(varied) as db:
         before_calibration_sums(db)
     db.close()
@@ -140,9 +149,24 @@ def test_a_store_from_before_the_counts_is_counted_once_when_opened_for_writing(
         assert store.fit_parts(EVERYTHING, "difference") is None
         assert_same(store)
     with Store(varied) as store:
-        assert store._db.execute("SELECT * FROM fit_levels ORDER BY 1, 2, 3, 4, 5, 6, 7, 8").fetchall() == kept_before
+        assert kept_tables(store) == kept_before
         assert_same(store)
         fill(store, random.Random(3), 300, items=300)  # and kept from then on
+        assert_same(store)
+
+
+def test_a_store_from_before_the_graded_points_gets_them_when_opened_for_writing(varied):
+    with Store(varied) as store:
+        kept_before = kept_tables(store)
+    with sqlite3.connect(varied) as db:
+        before_graded_points(db)
+    db.close()
+    with Store(varied, read_only=True) as store:  # version 7's counts, but no graded points: from Results
+        assert store.fit_parts(EVERYTHING, "difference") is None
+        assert_same(store)
+    with Store(varied) as store:
+        assert kept_tables(store) == kept_before
+        fill(store, random.Random(4), 300, items=300)
         assert_same(store)
 
 
@@ -189,9 +213,9 @@ def test_imports_keep_the_counts_as_runs_do(tmp_path):
             " input_tokens, output_tokens, error, prompt_hash, cache_key, groups, item_ref, created_at, origin, ungraded,"
             " probabilities FROM results"
         ).fetchall()
-        expected = store._db.execute("SELECT * FROM fit_levels ORDER BY 1, 2, 3, 4, 5, 6, 7, 8").fetchall()
+        expected = kept_tables(store)
         store.delete(Where(models=list(MODELS)))
         store.stage(rows)
         store.commit_staged()
-        assert store._db.execute("SELECT * FROM fit_levels ORDER BY 1, 2, 3, 4, 5, 6, 7, 8").fetchall() == expected
+        assert kept_tables(store) == expected
         assert_same(store)

@@ -18,9 +18,19 @@ def before_calibration_sums(db: sqlite3.Connection, version: int = 6) -> None:
         db.execute(f"DROP TRIGGER IF EXISTS {name}")
     db.execute("DROP TABLE IF EXISTS calibration_cells")
     db.execute("DROP TABLE IF EXISTS fit_levels")
+    db.execute("DROP TABLE IF EXISTS fit_graded")
     for name in (*calibration_kept.COLUMNS, fit_kept.COLUMN):
         db.execute(f"ALTER TABLE results DROP COLUMN {name}")
     db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(version),))
+
+
+def before_graded_points(db: sqlite3.Connection) -> None:
+    """Take the store open in `db` back to version 7: the fit counts kept, but no fit_graded
+    (and none of the fit triggers keeping it; the upgrade makes them all again)."""
+    for name in fit_kept.TRIGGER_NAMES:
+        db.execute(f"DROP TRIGGER IF EXISTS {name}")
+    db.execute("DROP TABLE IF EXISTS fit_graded")
+    db.execute("UPDATE meta SET value = '7' WHERE key = 'schema_version'")
 
 
 def before_counts(db: sqlite3.Connection, version: int = 4) -> None:
