@@ -91,3 +91,20 @@ def test_the_bootstraps_refits_are_each_resamples_own_maximum(steepness):
         assert slopes[row] == pytest.approx(scale / rb, rel=1e-8)
         checked += 1
     assert checked >= 20
+
+
+def test_the_probabilities_it_steps_by_are_the_logistic_at_every_logit():
+    """P = 1 / (1 + exp(-eta)) as the search computes it (in place, exp left to overflow below
+    eta = -709) against the form that never overflows, over the whole range of a double's logits:
+    within a few units in the last place where P is a normal number, 0 where it is not, no warning."""
+    from probes.analysis.logistic import _probability
+
+    rng = np.random.default_rng(11)
+    eta = np.concatenate([rng.normal(0, 3, 5000), rng.uniform(-800, 800, 5000), [0.0, -709.8, -745.2, 800.0, -1e308]])
+    e = np.exp(-np.abs(eta))
+    stable = np.where(eta >= 0, 1.0, e) / (1.0 + e)
+    with np.errstate(all="raise"):
+        found = _probability(eta.copy())
+    normal = stable > np.finfo(float).tiny
+    assert np.all(np.abs(found[normal] - stable[normal]) <= 4 * np.spacing(stable[normal]))
+    assert np.all(found[~normal] <= np.finfo(float).tiny) and np.all(found >= 0) and np.all(found <= 1)
