@@ -119,7 +119,8 @@ def test_listing_benchmarks_and_models_does_not_load_torch_or_sdks():
 
 def test_a_report_loads_only_what_a_report_needs(tmp_path):
     """`python -m probes report` is parsed with `report` alone and loads none of the other
-    commands (half a second at each start); it still reads a store and says its mistakes."""
+    commands (half a second at each start), nor the views of single results or the benchmarks
+    its store does not hold (numpy among them); it still reads a store and says its mistakes."""
     from probes.core.types import Result, Status
     from probes.running.store import Store
 
@@ -135,7 +136,9 @@ def test_a_report_loads_only_what_a_report_needs(tmp_path):
         f"    assert main(['report', '--store', {str(tmp_path / 'none.sqlite')!r}]) == 2\n"
         "assert '\"correct\": 1' in printed.getvalue(), printed.getvalue()\n"
         "print(sorted(m for m in ('probes.cli.commands', 'probes.cli.run_command', 'models.registry', 'torch',\n"
-        "                         'gradio') if m in sys.modules))\n"
+        "                         'gradio', 'probes.analysis.paired', 'probes.analysis.consistency',\n"
+        "                         'probes.analysis.polarity', 'probes.benchmarks.illusion.common', 'numpy')\n"
+        "             if m in sys.modules))\n"
     )
     assert run_python(code).strip() == "[]"
 

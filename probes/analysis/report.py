@@ -11,7 +11,7 @@ from probes.analysis.calibration import COLUMNS as CALIBRATION_COLUMNS
 from probes.analysis.calibration import Calibration
 from probes.analysis.scoring import Counts, Row, aggregate, published_rows, reference_row, rows_from_counts
 from probes.core.errors import BenchmarkError
-from probes.core.registry import benchmark_ids, generated_families, get_benchmark
+from probes.core.registry import generated_family, get_benchmark, is_benchmark
 from probes.core.types import Result
 from probes.files.spreadsheet import csv_text, json_rows
 
@@ -23,7 +23,7 @@ def _chance(benchmark_id: str) -> float | None:
     # A generated family's chance is its class's: building one designs its items, which for an
     # illusion measures every stimulus (0.7 s each, the first Scoreboard view of seven illusions
     # paid 5 s). Others build lazily; the app asks on every refresh, hence the cache.
-    family = generated_families().get(benchmark_id)
+    family = generated_family(benchmark_id)
     if family is not None:
         return family.chance
     try:
@@ -36,7 +36,7 @@ def reference_rows(benchmarks: Iterable[str], by: Sequence[str] = ()) -> list[Ro
     """Chance and the papers' published numbers, for these benchmarks (groups named in `by`)."""
     wanted = set(benchmarks)
     rows = []
-    for benchmark_id in sorted(wanted & set(benchmark_ids())):
+    for benchmark_id in sorted(b for b in wanted if is_benchmark(b)):  # loading only their modules
         chance = _chance(benchmark_id)
         if chance is not None:
             rows.append(reference_row(benchmark_id, "chance", chance, "chance"))

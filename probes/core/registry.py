@@ -86,6 +86,13 @@ def _registered(benchmark_id: str) -> bool:
     return benchmark_id in FACTORIES or any(benchmark_id.startswith(prefix) for prefix in PREFIXES)
 
 
+def is_benchmark(benchmark_id: str) -> bool:
+    """Whether `benchmark_id` names a registered benchmark (not a prefix's): loads only what
+    the id needs, as `get_benchmark` does."""
+    _load_for(benchmark_id)
+    return benchmark_id in FACTORIES
+
+
 def benchmark_ids() -> list[str]:
     _load_all()
     return sorted(FACTORIES)
