@@ -154,11 +154,13 @@ SCENARIOS = {
         "fill": fill_circles, "benchmark": "blind/touching-circles", "other": None, "group": "gap",
         "models": MODELS[:2], "mode": "4-shot", "perturbation": "none", "curves": ("difference", "gap"),
         "compare": ("modes", "0-shot", ["4-shot", "4-shot+CoT"]), "agreement": (MODELS[0], ["0-shot", "4-shot"]),
+        "fit": None,  # its items hold no numeric parameter to fit against
     },
     "sweep": {
         "fill": fill_sweep, "benchmark": None, "other": "illusion/zoellner", "group": "difference",
         "models": SWEEP_MODELS[:2], "mode": "0-shot+CoT", "perturbation": "grayscale", "curves": ("difference",),
         "compare": ("models", SWEEP_MODELS[0], SWEEP_MODELS[1:3]), "agreement": (SWEEP_MODELS[0], SWEEP_MODES[:2]),
+        "fit": "difference",
     },
 }  # fmt: skip
 
