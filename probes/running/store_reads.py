@@ -210,6 +210,7 @@ def _seen(seen: dict[str, Any], text: str) -> Any:
 
 
 _UNSEEN = object()
+_STATUSES = {status.value: status for status in Status}  # a look-up, not the Enum's call, per result
 
 
 def _result(row: tuple[Any, ...], seen: dict[str, Any], refs_seen: dict[str, ItemRef]) -> Result:
@@ -227,7 +228,7 @@ def _result(row: tuple[Any, ...], seen: dict[str, Any], refs_seen: dict[str, Ite
         model=model,
         mode=mode,
         perturbation=perturbation,
-        status=Status(status),
+        status=_STATUSES.get(status) or Status(status),  # an unknown value: the Enum says so
         reply=reply,
         parsed=_seen(seen, parsed) if parsed else None,
         correct=None if correct is None else bool(correct),
