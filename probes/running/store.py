@@ -290,7 +290,9 @@ class Store(StoreReads, StoreBulk):
                     "CREATE INDEX IF NOT EXISTS results_with_probabilities ON results (benchmark, origin)"
                     " WHERE probabilities IS NOT NULL"
                 )
-                if not marked or marked[0] != str(SCHEMA_VERSION):
+                if marked and marked[0] == "7":  # kept every count but the graded points: those alone
+                    fit_kept.add_graded(self._db)
+                elif not marked or marked[0] != str(SCHEMA_VERSION):
                     # A new store, one from before the counts, or one an older version wrote since
                     # (it marks its own version, and its INSERT OR REPLACE fires no delete trigger;
                     # nor does it set the calibration columns of what it writes).

@@ -25,11 +25,16 @@ def before_calibration_sums(db: sqlite3.Connection, version: int = 6) -> None:
 
 
 def before_graded_points(db: sqlite3.Connection) -> None:
-    """Take the store open in `db` back to version 7: the fit counts kept, but no fit_graded
-    (and none of the fit triggers keeping it; the upgrade makes them all again)."""
+    """Take the store open in `db` back to version 7: the fit counts kept by its triggers, which
+    then kept no graded points, and no fit_graded."""
     for name in fit_kept.TRIGGER_NAMES:
         db.execute(f"DROP TRIGGER IF EXISTS {name}")
     db.execute("DROP TABLE IF EXISTS fit_graded")
+    for statement in fit_kept.TRIGGERS:
+        for row in ("new", "old"):
+            statement = statement.replace(fit_kept._keep_graded(row), "").replace(fit_kept._drop_graded(row), "")
+        assert "fit_graded" not in statement
+        db.execute(statement)
     db.execute("UPDATE meta SET value = '7' WHERE key = 'schema_version'")
 
 
