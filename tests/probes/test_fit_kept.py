@@ -19,6 +19,7 @@ from probes.analysis.fits import fit_table
 from probes.cli import main
 from probes.core.types import POSITIVE_ANSWER, ItemRef, Origin, Result, Status
 from probes.running import calibration_kept, cells, fit_kept
+from probes.running import store as store_module
 from probes.running.cells import EVERYTHING, Where
 from probes.running.fit_kept import stored_fits
 from probes.running.store import Store
@@ -155,7 +156,7 @@ def test_a_store_from_before_the_counts_is_counted_once_when_opened_for_writing(
         assert_same(store)
 
 
-def test_a_store_from_before_the_graded_points_gets_them_when_opened_for_writing(varied, monkeypatch):
+def test_a_store_from_before_the_graded_points_gets_them_when_opened_for_writing(varied, monkeypatch, caplog):
     """Version 7 kept the counts, not the graded points: opened for writing, it gets those alone,
     from the results as that version left them (moved and deleted by its own triggers)."""
     with sqlite3.connect(varied) as db:
@@ -174,7 +175,9 @@ def test_a_store_from_before_the_graded_points_gets_them_when_opened_for_writing
     with monkeypatch.context() as patched:
         for module in (cells, calibration_kept, fit_kept):
             patched.setattr(module, "rebuild", counted_again)
+        patched.setattr(store_module, "UPGRADE_NOTICE_FROM", 500)  # the fixture's ~640 results: said first
         Store(varied).close()
+    assert "upgrading the results store" in caplog.text and "about 30 s a million" in caplog.text
     with Store(varied) as store:
         levels, graded = kept_tables(store)
         store._db.execute("DELETE FROM fit_levels")  # the counts, as a full rebuild would make them
