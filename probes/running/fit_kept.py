@@ -18,7 +18,7 @@ each item's probability, not sums, so the same triggers keep every result's grad
 per parameter, in the narrow `fit_graded`, one row a result and parameter, keyed by the report's
 head first: `graded_points` reads a parameter's points there as one joined text per cell and group
 set. (Read from the results' own `fit_points` they cost 1.6-2.8 s at a million: a row lookup and two
-json_extract calls for each of 250,000 results; from `fit_graded`, 0.2-0.4 s.)
+json_extract calls for each of 250,000 results; from `fit_graded`, 0.2-0.7 s.)
 
 A store whose counts cannot be trusted (opened read-only from an older version, or written by one
 since: the schema marker says so) is fitted from its Results, as before; the next writer works
@@ -178,7 +178,7 @@ def rebuild(db: sqlite3.Connection) -> None:
 def add_graded(db: sqlite3.Connection) -> None:
     """Upgrade a store version 7 left (inside the caller's transaction): its `fit_points` and
     fit_levels are current (that version kept them), so only fit_graded is made, and the
-    triggers that keep it with the rest: about 10 s at a million, where `rebuild` and the other
+    triggers that keep it with the rest: about 30 s at a million, where `rebuild` and the other
     counts made again take minutes."""
     for name in TRIGGER_NAMES:
         db.execute(f"DROP TRIGGER IF EXISTS {name}")
