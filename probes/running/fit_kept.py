@@ -107,11 +107,17 @@ def _keep_graded(row: str) -> str:
     """The row's graded points (those with a y) into fit_graded. OR REPLACE: an older version's
     INSERT OR REPLACE of results removes the row it replaces without the delete trigger, and its
     write must not fail on the points left behind (the schema marker has the counts redone)."""
+    return f"INSERT OR REPLACE INTO fit_graded {_graded_points_of(row, '')};"
+
+
+def _graded_points_of(row: str, source: str) -> str:
+    """fit_graded's columns, then the SELECT of the graded points of `row` (a result's alias),
+    read from `source` (a FROM term ending in a comma, or '' in a trigger)."""
     return (
-        f"INSERT OR REPLACE INTO fit_graded (param, {', '.join(_HEAD)}, item_id, x, y) SELECT j.key, "
-        f"{', '.join(f'{row}.{name}' for name in _HEAD)}, {row}.item_id, json_extract(j.value, '$[0]'), "
-        f"json_extract(j.value, '$[2]') FROM json_each({row}.fit_points) AS j "
-        f"WHERE {row}.fit_points IS NOT NULL AND json_extract(j.value, '$[2]') IS NOT NULL;"
+        f"(param, {', '.join(_HEAD)}, item_id, x, y) SELECT j.key, {', '.join(f'{row}.{name}' for name in _HEAD)}, "
+        f"{row}.item_id, json_extract(j.value, '$[0]'), json_extract(j.value, '$[2]') "
+        f"FROM {source} json_each({row}.fit_points) AS j "
+        f"WHERE {row}.fit_points IS NOT NULL AND json_extract(j.value, '$[2]') IS NOT NULL"
     )
 
 
@@ -155,6 +161,9 @@ def fill_column(db: sqlite3.Connection) -> None:
         db.executemany(f"UPDATE results SET {COLUMN} = ? WHERE rowid = ?", found)
 
 
+_ROW_HEAD = ", ".join(f"r.{name}" for name in _HEAD)
+
+
 def rebuild(db: sqlite3.Connection) -> None:
     """(Re)make the column, the table and its triggers from the results there (inside the
     caller's transaction): the table filled by one GROUP BY, counting as the triggers count."""
@@ -187,17 +196,10 @@ def add_graded(db: sqlite3.Connection) -> None:
         db.execute(statement)
 
 
-_ROW_HEAD = ", ".join(f"r.{name}" for name in _HEAD)
-
-
 def _fill_graded(db: sqlite3.Connection) -> None:
     db.execute(GRADED_TABLE)
     db.execute("DELETE FROM fit_graded")
-    db.execute(
-        f"INSERT INTO fit_graded (param, {', '.join(_HEAD)}, item_id, x, y) SELECT j.key, {_ROW_HEAD}, r.item_id, "
-        f"json_extract(j.value, '$[0]'), json_extract(j.value, '$[2]') FROM results AS r, json_each(r.fit_points) AS j "
-        f"WHERE r.fit_points IS NOT NULL AND json_extract(j.value, '$[2]') IS NOT NULL"
-    )
+    db.execute(f"INSERT INTO fit_graded {_graded_points_of('r', 'results AS r,')}")
 
 
 def tallies(db: sqlite3.Connection, where: Where, param: str, by: Sequence[str]) -> dict[Head, Tally]:
