@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import logging
 import os
 import sqlite3
 import threading
@@ -30,7 +29,7 @@ from pathlib import Path
 from models.types import Output, Usage
 from probes.core.errors import InputRejected
 from probes.core.types import Result, Status
-from probes.running import calibration_kept, cells, fit_kept
+from probes.running import cells, store_schema
 from probes.running.store_access import (
     DISK_FULL,
     StoreReadOnly,
@@ -41,23 +40,8 @@ from probes.running.store_access import (
     unwritable,
 )
 from probes.running.store_bulk import StoreBulk
-from probes.running.store_reads import RESULT_COLUMNS, RESULT_KEY, SCHEMA_VERSION, WRITE_COLUMNS, StoreReads, written
+from probes.running.store_reads import RESULT_COLUMNS, RESULT_KEY, WRITE_COLUMNS, StoreReads, written
 
-_log = logging.getLogger(__name__)
-UPGRADE_NOTICE_FROM = 20_000  # results from which an upgrade says so first (a second or more)
-
-# Before version 4 a transformed picture was graded against the upright picture's answer. The
-# benchmarks whose truth the transform cannot change kept right grades; every other result under
-# it is taken out of the scores until it is graded again (a re-run regrades it from the cache).
-_TRUTH_KEPT_BEFORE_V4 = {
-    "flip-vertical": (
-        "blind/touching-circles", "blind/line-intersections", "blind/olympic-circles", "blind/olympic-pentagons",
-        "blind/nested-squares", "blind/grid-count", "blind/subway-paths", "illusion/ebbinghaus", "illusion/delboeuf",
-        "illusion/vertical-horizontal", "illusion/zoellner", "illusionvqa/soft-localization",
-    ),
-    "grayscale": ("blind/%", "illusion/%", "illusionvqa/soft-localization"),
-}  # fmt: skip
-REGRADE = "graded before its truth followed the picture sent: run (or import) it again to regrade it"
 # A new run of a cell replaces its row by an UPSERT, not INSERT OR REPLACE: the replaced row then
 # fires the update triggers that keep the counts (a REPLACE deletes it without firing any). The key
 # is left out of the SET: assigning it, even to itself, rewrites the indexes that hold it.
@@ -69,53 +53,11 @@ _INSERT_RESULT = (
 )
 # An error (no reply at all) never replaces a reply: it only fills an empty cell or an earlier error.
 _INSERT_ERROR = _INSERT_RESULT + " WHERE results.status = 'error'"
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS responses (
-    cache_key TEXT PRIMARY KEY,
-    model TEXT NOT NULL,
-    endpoint TEXT NOT NULL,
-    reply TEXT NOT NULL,
-    latency REAL,
-    input_tokens INTEGER,
-    output_tokens INTEGER,
-    raw TEXT,
-    created_at REAL NOT NULL
-);
-CREATE TABLE IF NOT EXISTS results (
-    benchmark TEXT NOT NULL,
-    item_id TEXT NOT NULL,
-    model TEXT NOT NULL,
-    mode TEXT NOT NULL,
-    perturbation TEXT NOT NULL,
-    status TEXT NOT NULL,
-    reply TEXT,
-    parsed TEXT,
-    correct INTEGER,
-    score REAL,
-    target TEXT,
-    latency REAL,
-    input_tokens INTEGER,
-    output_tokens INTEGER,
-    error TEXT,
-    prompt_hash TEXT,
-    cache_key TEXT,
-    groups TEXT NOT NULL,
-    item_ref TEXT NOT NULL,
-    created_at REAL NOT NULL,
-    origin TEXT NOT NULL DEFAULT 'run',
-    ungraded TEXT,
-    probabilities TEXT,
-    PRIMARY KEY (benchmark, item_id, model, mode, perturbation)
-);
-CREATE INDEX IF NOT EXISTS results_by_model ON results (model, benchmark);
-CREATE TABLE IF NOT EXISTS image_hashes (ref TEXT PRIMARY KEY, sha256 TEXT NOT NULL);
-"""
 
 
 _BATCH = 500  # values per IN (...) query, well under SQLite's limit on bound parameters
-# What a reader looks up beyond the results, as created by _SCHEMA (a read-only store opened
-# from an early version may lack them).
+# What a reader looks up beyond the results, as store_schema.SCHEMA creates them (a read-only
+# store opened from an early version may lack them).
 _READ_ONLY_STAND_INS = {
     "responses": "cache_key TEXT PRIMARY KEY, model TEXT, endpoint TEXT, reply TEXT, latency REAL, "
     "input_tokens INTEGER, output_tokens INTEGER, raw TEXT, created_at REAL",
@@ -136,16 +78,6 @@ def _enter_wal(db: sqlite3.Connection) -> None:
             if "locked" not in str(exc) or time.monotonic() > deadline:
                 raise
             time.sleep(0.01)
-
-
-def _ungrade_transformed_before_v4(db: sqlite3.Connection) -> None:
-    for perturbation, kept in _TRUTH_KEPT_BEFORE_V4.items():
-        keep = " AND ".join("benchmark NOT LIKE ?" for _ in kept)
-        db.execute(
-            f"UPDATE results SET correct = NULL, score = NULL, ungraded = ? WHERE perturbation = ? AND status != 'error'"
-            f" AND {keep}",
-            (REGRADE, perturbation, *kept),
-        )
 
 
 _SERIALS = itertools.count(1)
@@ -265,63 +197,10 @@ class Store(StoreReads, StoreBulk):
             # drop the last few commits. FULL would fsync every result.
             self._db.execute("PRAGMA synchronous = NORMAL")
             with self._transaction():
-                marked = "meta" in {row[0] for row in self._db.execute("SELECT name FROM sqlite_master")} and (
-                    self._db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-                )
-                for statement in _SCHEMA.strip().split(";"):
-                    if statement.strip():
-                        self._db.execute(statement)
-                columns = {row[1] for row in self._db.execute("PRAGMA table_info(results)")}
-                if "score" not in columns:  # a version 1 store: every score was right/wrong
-                    self._db.execute("ALTER TABLE results ADD COLUMN score REAL")
-                    self._db.execute("UPDATE results SET score = correct WHERE status != 'error'")
-                if "origin" not in columns:  # before version 3: the origin is read off the item reference
-                    self._db.execute("ALTER TABLE results ADD COLUMN origin TEXT NOT NULL DEFAULT 'run'")
-                    for key, origin in (("imported_from", "import"), ("judge", "judgement"), ("taken_by", "human")):
-                        self._db.execute(
-                            "UPDATE results SET origin = ? WHERE json_extract(item_ref, ?) IS NOT NULL",
-                            (origin, f"$.{key}"),
-                        )
-                if "ungraded" not in columns:
-                    self._db.execute("ALTER TABLE results ADD COLUMN ungraded TEXT")
-                    _ungrade_transformed_before_v4(self._db)
-                if "probabilities" not in columns:  # before version 6: no answer had probabilities
-                    self._db.execute("ALTER TABLE results ADD COLUMN probabilities TEXT")
-                # Calibration (report, the Scoreboard) reads only the results with probabilities, by
-                # benchmark and origin: this index holds those alone, so a million results without
-                # any cost that read nothing, and none of the writes of results without them.
-                self._db.execute(
-                    "CREATE INDEX IF NOT EXISTS results_with_probabilities ON results (benchmark, origin)"
-                    " WHERE probabilities IS NOT NULL"
-                )
-                if marked and marked[0] != str(SCHEMA_VERSION):
-                    self._say_upgrading(marked[0])
-                if marked and marked[0] == "7":  # kept every count but the graded points: those alone
-                    fit_kept.add_graded(self._db)
-                elif not marked or marked[0] != str(SCHEMA_VERSION):
-                    # A new store, one from before the counts, or one an older version wrote since
-                    # (it marks its own version, and its INSERT OR REPLACE fires no delete trigger;
-                    # nor does it set the calibration columns of what it writes).
-                    cells.rebuild(self._db)
-                    calibration_kept.rebuild(self._db)
-                    fit_kept.rebuild(self._db)
-                self._db.execute(
-                    "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
-                )
+                store_schema.bring_up_to_date(self._db, self.path)
         except BaseException:
             self._db.close()
             raise
-
-    def _say_upgrading(self, version: str) -> None:
-        """A line on the log (stderr, where nothing else handles it) before a long upgrade: the
-        counts are made again from every result, seconds to minutes at a million."""
-        (count,) = self._db.execute("SELECT COUNT(*) FROM results").fetchone()
-        if count >= UPGRADE_NOTICE_FROM:
-            _log.warning(
-                "upgrading the results store %s (%s results, written by version %s of its layout) to version %s: "
-                "its kept counts are made once, which takes %s", self.path, f"{count:,}", version, SCHEMA_VERSION,
-                "about 30 s a million results" if version == "7" else "a few minutes a million results",
-            )  # fmt: skip
 
     def _open_read_only(self, reason: str) -> None:
         """Open the store for reading only; every write is then refused (see `_transaction`)."""

@@ -28,7 +28,8 @@ from probes.core.types import ItemRef, Origin, Result, Status
 from probes.running import cells, store_access
 from probes.running.cells import Where
 from probes.running.importing import import_file
-from probes.running.store import SCHEMA_VERSION, Store
+from probes.running.store import Store
+from probes.running.store_reads import SCHEMA_VERSION
 from tests.support.older_stores import before_counts
 
 MODELS = ("openai/a", "anthropic/b", "human/Ada", "human/Bo")

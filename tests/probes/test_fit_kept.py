@@ -18,8 +18,7 @@ import pytest
 from probes.analysis.fits import fit_table
 from probes.cli import main
 from probes.core.types import POSITIVE_ANSWER, ItemRef, Origin, Result, Status
-from probes.running import calibration_kept, cells, fit_kept
-from probes.running import store as store_module
+from probes.running import calibration_kept, cells, fit_kept, store_schema
 from probes.running.cells import EVERYTHING, Where
 from probes.running.fit_kept import stored_fits
 from probes.running.store import Store
@@ -175,7 +174,7 @@ def test_a_store_from_before_the_graded_points_gets_them_when_opened_for_writing
     with monkeypatch.context() as patched:
         for module in (cells, calibration_kept, fit_kept):
             patched.setattr(module, "rebuild", counted_again)
-        patched.setattr(store_module, "UPGRADE_NOTICE_FROM", 500)  # the fixture's ~640 results: said first
+        patched.setattr(store_schema, "UPGRADE_NOTICE_FROM", 500)  # the fixture's ~640 results: said first
         Store(varied).close()
     assert "upgrading the results store" in caplog.text and "about 30 s a million" in caplog.text
     with Store(varied) as store:

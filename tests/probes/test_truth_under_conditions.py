@@ -28,7 +28,8 @@ from probes.core.registry import generated_families, get_benchmark
 from probes.core.types import AnswerKind, Item, Status
 from probes.running.answerers import create
 from probes.running.runner import RunPlan, run
-from probes.running.store import REGRADE, Store
+from probes.running.store import Store
+from probes.running.store_schema import REGRADE
 from probes.stimuli.illusions import FAMILIES
 from tests.conftest import make_folder, shapes_image
 from tests.support.older_stores import as_version_3
